@@ -1,0 +1,141 @@
+"""Typed errors shared by every actor and by the MCP front.
+
+Each error says what happened *and* what the user can do about it; the MCP front turns them into tool errors
+verbatim, so messages are written for the person reading the agent's transcript.
+"""
+
+from __future__ import annotations
+
+
+class BridgeError(Exception):
+    """Base of every error ai-bridge reports on purpose (as opposed to bugs)."""
+
+    #: Short stable identifier, used in structured tool results and logs.
+    code = "bridge_error"
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} {self.hint}" if self.hint else self.message
+
+
+# --- runtime -------------------------------------------------------------------------------------------------
+
+
+class ActorDown(BridgeError):
+    """The target actor is stopped (not merely restarting) and will not take messages."""
+
+    code = "actor_down"
+
+
+class ActorCrashed(BridgeError):
+    """The actor crashed while handling the request and the request will not be retried."""
+
+    code = "actor_crashed"
+
+
+class RequestTimeout(BridgeError):
+    """The per-request deadline passed before the actor replied."""
+
+    code = "request_timeout"
+
+
+class SupervisorEscalation(BridgeError):
+    """A supervisor exceeded its restart intensity; it stopped its children and gives up."""
+
+    code = "supervisor_escalation"
+
+
+class ConfigError(BridgeError):
+    """Bad configuration: names the key and the problem in one line."""
+
+    code = "config_error"
+
+
+class StateFileError(BridgeError):
+    """A state file (sessions.json, history.jsonl) could not be read or written."""
+
+    code = "state_file_error"
+
+
+# --- browser link -----------------------------------------------------------------------------------------------
+
+
+class ExtensionNotConnected(BridgeError):
+    code = "extension_not_connected"
+
+
+class ExtensionDisconnected(BridgeError):
+    """The relay WebSocket dropped while a command was pending."""
+
+    code = "extension_disconnected"
+
+
+class CommandTimeout(BridgeError):
+    code = "command_timeout"
+
+
+class CdpError(BridgeError):
+    """The extension or Chrome rejected a command (carries the extension's error code)."""
+
+    code = "cdp_error"
+
+    def __init__(self, message: str, *, ext_code: str = "cdp_error", hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.ext_code = ext_code
+
+
+class TabClosed(BridgeError):
+    code = "tab_closed"
+
+
+class BrowserNotFound(BridgeError):
+    code = "browser_not_found"
+
+
+class BrowserLaunchFailed(BridgeError):
+    code = "browser_launch_failed"
+
+
+# --- providers --------------------------------------------------------------------------------------------------
+
+
+class ProviderError(BridgeError):
+    code = "provider_error"
+
+
+class LoginRequired(ProviderError):
+    code = "login_required"
+
+
+class RateLimited(ProviderError):
+    code = "rate_limited"
+
+
+class StuckError(ProviderError):
+    """The provider UI stopped making progress; the actor crashes with this so its supervisor restarts it."""
+
+    code = "stuck"
+
+
+class ResponseTimeout(ProviderError):
+    code = "response_timeout"
+
+
+class InputRejected(ProviderError):
+    code = "input_rejected"
+
+
+class SuspiciousAnswer(ProviderError):
+    code = "suspicious_answer"
+
+
+class AskCancelled(ProviderError):
+    code = "cancelled"
+
+
+class InvalidArgument(BridgeError):
+    code = "invalid_argument"
