@@ -327,7 +327,7 @@ class Supervisor:
                 child.scope = scope
                 try:
                     if child.nested is not None:
-                        await child.nested.run(task_status=_Status())  # type: ignore[arg-type]
+                        await child.nested.run(task_status=_Status())
                     else:
                         assert child.mailbox is not None
                         ctx = ActorContext(child.spec.id, child.mailbox, self.registry, child.stop_requested,
@@ -385,7 +385,9 @@ class Runtime:
     root: Supervisor | None = None
     started_at: float = attrs.field(factory=time.time)
 
-    async def run(self, spec: SupervisorSpec, *, task_status: trio.TaskStatus[Supervisor] = trio.TASK_STATUS_IGNORED) -> None:
+    async def run(
+        self, spec: SupervisorSpec, *, task_status: trio.TaskStatus[Supervisor] = trio.TASK_STATUS_IGNORED
+    ) -> None:
         self.root = Supervisor(spec, self.registry)
         await self.root.run(task_status=task_status)
 

@@ -15,11 +15,6 @@ from supervisor.supervision import ChildState, Restart, Runtime, Strategy, Super
 from supervisor.testing import inject
 
 
-@pytest.fixture
-def autojump_clock() -> trio.testing.MockClock:
-    return trio.testing.MockClock(autojump_threshold=0)
-
-
 @attrs.frozen
 class Echo:
     value: Any

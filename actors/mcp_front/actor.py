@@ -1,0 +1,175 @@
+"""MCP front actor: the official SDK's low-level server on stdio, forwarding tool calls to actors as messages.
+
+The SDK is imported here (and only when this actor starts): it costs over a second, and commands such as
+``ai-bridge extension-path`` must not pay for it.
+
+Stdin is read by our own line iterator over a dup of fd 0 in an abandonable worker thread: the SDK's default reader
+blocks in a thread that cannot be abandoned, so cancelling the server while stdin is still open would hang
+(NOTES.md, "stdin pitfall").
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import platform
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+
+import supervisor
+from supervisor.config import Config
+from supervisor.errors import BridgeError, InvalidArgument
+from supervisor.runtime import ActorContext
+from supervisor.supervision import Runtime
+
+from . import tools
+
+log = logging.getLogger("ai_bridge.mcp_front")
+
+
+class StdinLines:
+    """Async iterator of text lines from a private dup of fd 0; every read can be abandoned on cancel."""
+
+    def __init__(self, fd: int = 0) -> None:
+        self._file = io.open(os.dup(fd), "rb", buffering=65536, closefd=True)  # noqa: UP020 - explicit fd open
+
+    def __aiter__(self) -> StdinLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await trio.to_thread.run_sync(self._file.readline, abandon_on_cancel=True)
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+@attrs.frozen
+class FrontDeps:
+    """What tool handlers may use: peers by name (through the registry), config, runtime introspection."""
+
+    ctx: ActorContext
+    config: Config
+    runtime: Runtime
+    project_of: Callable[[Any], Awaitable[str]]
+
+
+async def run(
+    ctx: ActorContext,
+    *,
+    config: Config,
+    runtime: Runtime,
+    on_exit: trio.Event,
+    stdin_fd: int = 0,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    roots_cache: dict[int, str] = {}
+
+    async def project_of(mcp_ctx: Any) -> str:
+        """The project name: --project, else the client's first root, else the working directory."""
+        if config.project:
+            return config.project
+        session = mcp_ctx.session
+        key = id(session)
+        if key in roots_cache:
+            return roots_cache[key]
+        name = Path.cwd().name or "default"
+        try:
+            caps = session.client_capabilities
+            if caps is not None and caps.roots is not None:
+                with trio.move_on_after(2):
+                    roots = await session.list_roots()
+                    if roots.roots:
+                        uri = str(roots.roots[0].uri)
+                        name = Path(uri.removeprefix("file://")).name or name
+        except Exception as exc:  # a client that advertises roots but fails to list them: use the cwd
+            log.debug("list_roots failed: %s", exc)
+        roots_cache[key] = name
+        return name
+
+    deps = FrontDeps(ctx=ctx, config=config, runtime=runtime, project_of=project_of)
+    table = tools.build_table()
+
+    async def on_list_tools(mcp_ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(
+            tools=[types.Tool(name=t.name, description=t.description, input_schema=t.schema) for t in table.values()]
+        )
+
+    async def on_call_tool(mcp_ctx: Any, params: Any) -> Any:
+        tool = table.get(params.name)
+        if tool is None:
+            return _error_result(types, InvalidArgument(
+                f"unknown tool {params.name!r}", hint=f"Available: {', '.join(table)}."))
+        args = dict(params.arguments or {})
+        try:
+            clean = tools.validate(tool, args)
+            result = await tool.handler(deps, mcp_ctx, clean)
+        except BridgeError as exc:
+            log.info("tool %s failed: %s", params.name, exc.code)
+            return _error_result(types, exc)
+        return _to_result(types, result)
+
+    server = Server(
+        "ai-bridge",
+        version=supervisor.__version__,
+        instructions=tools.INSTRUCTIONS,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+    stdin = StdinLines(stdin_fd)
+    task_status.started()
+    try:
+        async with trio.open_nursery() as nursery:
+
+            async def stop_on_request() -> None:
+                await ctx.stop_requested.wait()
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(stop_on_request)
+            async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+            log.info("MCP client closed stdin")
+            nursery.cancel_scope.cancel()
+    finally:
+        on_exit.set()
+
+
+def _error_result(types: Any, exc: BridgeError) -> Any:
+    text = f"[{exc.code}] {exc}"
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)],
+        structured_content={"error": {"code": exc.code, "message": exc.message, "hint": exc.hint}},
+        is_error=True,
+    )
+
+
+def _to_result(types: Any, result: tools.ToolResult) -> Any:
+    content: list[Any] = [types.TextContent(text=result.text)]
+    for img in result.images:
+        content.append(types.ImageContent(data=img, mime_type="image/png"))
+    return types.CallToolResult(content=content, structured_content=result.structured, is_error=result.is_error)
+
+
+def versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"aiBridge": supervisor.__version__, "python": platform.python_version()}
+    for dist in ("mcp", "trio", "trio-websocket", "hypercorn"):
+        try:
+            out[dist] = version(dist)
+        except PackageNotFoundError:
+            out[dist] = "?"
+    return out
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)

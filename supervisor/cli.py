@@ -1,0 +1,106 @@
+"""``ai-bridge`` command line. Heavy imports (the MCP SDK, hypercorn) happen only inside the commands that need them."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+
+DESCRIPTION = """\
+ai-bridge lets coding agents (Claude Code, Codex, Cursor, ...) ask ChatGPT and Gemini through their web UIs in
+your own logged-in browser, through a Chrome extension. No API keys.
+
+Typical use: register `ai-bridge serve` as an MCP server in your agent; check the set-up with `ai-bridge doctor`.
+"""
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("state and logging")
+    g.add_argument("--state-dir", help="sessions, history, logs, browser profile "
+                   "(default $XDG_STATE_HOME/ai-bridge or ~/.local/state/ai-bridge; env AI_BRIDGE_STATE_DIR)")
+    g.add_argument("--config", type=Path, help="TOML config file (default $XDG_CONFIG_HOME/ai-bridge/config.toml)")
+    g.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="default info")
+    g.add_argument("-v", "--verbose", action="count", default=0, help="debug logging (-vv: libraries too)")
+    g.add_argument("--project", help="project name for sessions (default: the MCP client's root or the cwd)")
+    b = p.add_argument_group("browser")
+    b.add_argument("--browser", choices=["auto", "connect", "launch"],
+                   help="auto (default): use your Chrome when its extension connects, else launch one; "
+                   "connect: only your own Chrome; launch: always a dedicated browser")
+    b.add_argument("--browser-path", help="Chrome/Chromium executable (env AI_BRIDGE_BROWSER; default: PATH)")
+    b.add_argument("--profile-dir", help="profile of the launched browser (default <state-dir>/chrome-profile)")
+    b.add_argument("--isolated", action="store_true", default=None, help="launch with a temporary profile")
+    b.add_argument("--headless", action="store_true", default=None, help="launch the browser headless")
+    b.add_argument("--browser-arg", dest="browser_args", action="append", default=[], metavar="ARG",
+                   help="extra argument for the launched browser, verbatim (repeatable)")
+    b.add_argument("--close-browser", action="store_true", default=None,
+                   help="on exit also close a headed browser we launched (headless ones always close)")
+    b.add_argument("--discovery-port", type=int, help="pin the discovery port (default: first free of 8766-8775)")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ai-bridge", description=DESCRIPTION,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"ai-bridge {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("serve", help="run the MCP server on stdio (what your agent starts)",
+                       description="Run the MCP server on stdin/stdout. stdout carries only MCP JSON-RPC; logs go "
+                       "to stderr and <state-dir>/ai-bridge.log. Stops cleanly on stdin EOF, SIGTERM or SIGINT.")
+    _common(s)
+
+    sub.add_parser("extension-path", help="print the folder of the Chrome extension to 'Load unpacked'")
+    return p
+
+
+CONFIG_KEYS = ("state_dir", "log_level", "discovery_port", "browser", "browser_path", "profile_dir", "isolated",
+               "headless", "browser_args", "close_browser", "project")
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from . import config as cfg
+
+    cli = {k: getattr(args, k, None) for k in CONFIG_KEYS}
+    return cfg.load(cli, config_file=getattr(args, "config", None))
+
+
+def extension_path() -> Path:
+    packaged = Path(__file__).parent / "_extension"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "extension"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.command is None:
+        parser().print_help(sys.stderr)
+        return 2
+    if args.command == "extension-path":
+        print(extension_path())
+        return 0
+
+    from .errors import ConfigError
+
+    try:
+        config = _config(args)
+    except ConfigError as exc:
+        print(f"ai-bridge: {exc}", file=sys.stderr)
+        return 2
+
+    import trio
+
+    from . import logs
+
+    logs.setup(config.log_level, config.log_file, verbose=args.verbose)
+    if args.command == "serve":
+        from .app import serve
+
+        return trio.run(serve, config)
+    raise AssertionError(args.command)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,190 @@
+"""Configuration: defaults < TOML file < ``AI_BRIDGE_*`` environment < command-line flags.
+
+Every value is validated here, once; a bad value raises `ConfigError` naming the key, which the CLI prints as one
+line and exits 2.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .errors import ConfigError
+
+BROWSER_MODES = ("auto", "connect", "launch")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+DISCOVERY_PORTS = range(8766, 8776)
+
+
+def default_state_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "ai-bridge"
+
+
+def default_config_file() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "ai-bridge" / "config.toml"
+
+
+@attrs.frozen
+class Config:
+    state_dir: Path = attrs.field(factory=default_state_dir)
+    log_level: str = "info"
+    discovery_port: int | None = None  # None: first free port of 8766-8775
+    browser: str = "auto"
+    browser_path: str | None = None
+    profile_dir: Path | None = None  # default: <state_dir>/chrome-profile
+    isolated: bool = False
+    headless: bool = False
+    browser_args: tuple[str, ...] = ()
+    close_browser: bool = False
+    project: str | None = None  # default: the MCP client's root, else the working directory
+    response_timeout_s: float = 480.0
+    extension_wait_s: float = 10.0
+
+    @property
+    def log_file(self) -> Path:
+        return self.state_dir / "ai-bridge.log"
+
+    @property
+    def effective_profile_dir(self) -> Path:
+        return self.profile_dir or (self.state_dir / "chrome-profile")
+
+
+# key -> (parser, env var). Parsers raise ValueError with a human message.
+def _bool(v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    s = str(v).strip().lower()
+    if s in ("1", "true", "yes", "on"):
+        return True
+    if s in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"expected true/false, got {v!r}")
+
+
+def _choice(options: tuple[str, ...]) -> Any:
+    def parse(v: Any) -> str:
+        s = str(v).strip().lower()
+        if s not in options:
+            raise ValueError(f"expected one of {', '.join(options)}, got {v!r}")
+        return s
+
+    return parse
+
+
+def _port(v: Any) -> int | None:
+    if v is None or v == "":
+        return None
+    try:
+        p = int(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected a port number, got {v!r}") from None
+    if not 1 <= p <= 65535:
+        raise ValueError(f"port out of range: {p}")
+    return p
+
+
+def _positive(v: Any) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected a number of seconds, got {v!r}") from None
+    if f <= 0:
+        raise ValueError(f"must be > 0, got {f:g}")
+    return f
+
+
+def _path(v: Any) -> Path:
+    if not isinstance(v, str | Path) or not str(v):
+        raise ValueError(f"expected a path, got {v!r}")
+    return Path(v).expanduser()
+
+
+def _opt_str(v: Any) -> str | None:
+    if v is None or v == "":
+        return None
+    if not isinstance(v, str):
+        raise ValueError(f"expected a string, got {v!r}")
+    return v
+
+
+def _args(v: Any) -> tuple[str, ...]:
+    if isinstance(v, str):
+        return tuple(a for a in v.split("\n") if a)  # env var: one argument per line
+    if isinstance(v, list | tuple) and all(isinstance(a, str) for a in v):
+        return tuple(v)
+    raise ValueError(f"expected a list of strings, got {v!r}")
+
+
+_FIELDS: dict[str, Any] = {
+    "state_dir": _path,
+    "log_level": _choice(LOG_LEVELS),
+    "discovery_port": _port,
+    "browser": _choice(BROWSER_MODES),
+    "browser_path": _opt_str,
+    "profile_dir": _path,
+    "isolated": _bool,
+    "headless": _bool,
+    "browser_args": _args,
+    "close_browser": _bool,
+    "project": _opt_str,
+    "response_timeout_s": _positive,
+    "extension_wait_s": _positive,
+}
+
+_ENV_ALIASES = {"browser_path": ("AI_BRIDGE_BROWSER_PATH", "AI_BRIDGE_BROWSER_BIN")}
+
+
+def load(cli: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None = None,
+         config_file: Path | None = None) -> Config:
+    """Merge the sources; raise `ConfigError` on the first bad key."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+
+    path = config_file or default_config_file()
+    if path.exists():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"config file {path}: cannot parse: {exc}") from exc
+        for key, raw in data.items():
+            name = key.replace("-", "_")
+            if name not in _FIELDS:
+                raise ConfigError(f"config file {path}: unknown key {key!r}")
+            values[name] = _parse(name, raw, f"config file {path}: key {key!r}")
+
+    for name in _FIELDS:
+        var = "AI_BRIDGE_" + name.upper()
+        # AI_BRIDGE_BROWSER names the executable (issue text) when it is not a mode.
+        if name == "browser" and var in env and env[var].strip().lower() not in BROWSER_MODES:
+            values["browser_path"] = _parse("browser_path", env[var], f"environment {var}")
+            continue
+        if var in env:
+            values[name] = _parse(name, env[var], f"environment {var}")
+    for alias in _ENV_ALIASES.get("browser_path", ()):
+        if alias in env:
+            values["browser_path"] = _parse("browser_path", env[alias], f"environment {alias}")
+
+    for name, raw in (cli or {}).items():
+        if raw is None or name not in _FIELDS:
+            continue
+        if name == "browser_args" and not raw:
+            continue
+        values[name] = _parse(name, raw, "option --" + name.replace("_", "-"))
+    cfg = Config(**values)
+    if cfg.discovery_port is not None and cfg.discovery_port < 1024:
+        raise ConfigError(f"option --discovery-port: {cfg.discovery_port} is a privileged port; use 8766-8775")
+    return cfg
+
+
+def _parse(name: str, raw: Any, where: str) -> Any:
+    try:
+        return _FIELDS[name](raw)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None

@@ -1,0 +1,40 @@
+"""Shared fixtures. Time-driven logic runs on trio's MockClock; real processes get their own state dir."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import trio.testing
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def autojump_clock() -> trio.testing.MockClock:
+    return trio.testing.MockClock(autojump_threshold=0)
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "state"
+    d.mkdir()
+    return d
+
+
+def serve_command() -> list[str]:
+    """How tests start the real server: the installed console script's module, with this interpreter."""
+    return [sys.executable, "-m", "supervisor.cli"]
+
+
+@pytest.fixture
+def server_env(state_dir: Path, tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AI_BRIDGE_")}
+    env.update({
+        "AI_BRIDGE_STATE_DIR": str(state_dir),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "PYTHONUNBUFFERED": "1",
+    })
+    return env
