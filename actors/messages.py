@@ -54,3 +54,134 @@ class ReadHistory:
 
 
 SESSION_STORE = (GetSession, SaveSession, ForgetSession, AppendHistory, ReadHistory)
+
+
+# --- relay (the extension link) ----------------------------------------------------------------------------------
+
+PROTOCOL_VERSION = 1
+EXTENSION_ID = "dehbpnglmiedeaaddfipmnmhmblajpci"  # fixed by the manifest "key"
+
+
+@attrs.frozen
+class RelayInfo:
+    """→ `RelayInfoReply`. Asked by discovery for every /mcp-discovery answer."""
+
+
+@attrs.frozen
+class RelayInfoReply:
+    ws_url: str
+    token: str = attrs.field(repr=False)  # never in logs
+    server_id: str
+    started_at: str
+
+
+@attrs.frozen
+class LinkStatus:
+    """→ dict: connected, since, extensionVersion, userAgent, attachedTabs, pendingCommands."""
+
+
+@attrs.frozen
+class WaitConnected:
+    """→ None once an extension is connected; `ExtensionNotConnected` after `timeout_s`."""
+
+    timeout_s: float
+
+
+@attrs.frozen
+class ExtCommand:
+    """One extension command (protocol.md): tabs.*, debugger.*, cdp.*, ext.info. → the result object."""
+
+    method: str
+    params: dict[str, Any] = attrs.field(factory=dict)
+    timeout_s: float = 30.0
+
+
+@attrs.frozen
+class Subscribe:
+    """Deliver `TabEvent`s for `tab_id` into `sink` (CDP events whose method is in `methods`, plus detach/close
+    notices). Replaces an earlier subscription for the same tab. → None"""
+
+    tab_id: int
+    methods: tuple[str, ...]
+    sink: Any = attrs.field(eq=False, repr=False)  # trio.MemorySendChannel[TabEvent]
+
+
+@attrs.frozen
+class Unsubscribe:
+    tab_id: int
+
+
+@attrs.frozen
+class TabEvent:
+    """What a subscriber receives. kind: "cdp" | "detached" | "tabClosed" | "tabUpdated" | "disconnected"."""
+
+    kind: str
+    tab_id: int
+    method: str = ""
+    params: dict[str, Any] = attrs.field(factory=dict)
+    received_at: float = 0.0  # time.time() when the relay read the frame
+
+
+@attrs.frozen
+class DiscoveryPort:
+    """→ int: the port the discovery endpoint is bound to."""
+
+
+RELAY = (RelayInfo, LinkStatus, WaitConnected, ExtCommand, Subscribe, Unsubscribe)
+
+
+class CdpTab:
+    """The CDP-session API over the relay for one tab: send a command, await the reply, subscribe to events.
+
+    A thin veneer over `ExtCommand`/`Subscribe` messages, so providers never see frames.
+    """
+
+    def __init__(self, relay: Any, tab_id: int) -> None:
+        self.relay = relay  # ActorRef of the relay
+        self.tab_id = tab_id
+
+    async def send(self, method: str, params: dict[str, Any] | None = None, *, timeout_s: float = 30.0) -> Any:
+        return await self.relay.call(
+            ExtCommand("cdp.send", {"tabId": self.tab_id, "method": method, "params": params or {}}, timeout_s),
+            timeout=timeout_s + 5,
+        )
+
+    async def evaluate(self, expression: str, *, timeout_s: float = 30.0, context_id: int | None = None,
+                       await_promise: bool = False) -> Any:
+        """`Runtime.evaluate` returning the value; a page exception becomes a `CdpError`."""
+        from supervisor.errors import CdpError
+
+        params: dict[str, Any] = {"expression": expression, "returnByValue": True, "awaitPromise": await_promise}
+        if context_id is not None:
+            params["contextId"] = context_id
+        reply = await self.send("Runtime.evaluate", params, timeout_s=timeout_s)
+        if "exceptionDetails" in reply:
+            details = reply["exceptionDetails"]
+            text = details.get("exception", {}).get("description") or details.get("text", "exception")
+            raise CdpError(f"page script failed: {text[:500]}", ext_code="page_exception")
+        return reply.get("result", {}).get("value")
+
+    async def subscribe(self, methods: tuple[str, ...], sink: Any) -> None:
+        await self.relay.call(Subscribe(self.tab_id, methods, sink), timeout=10)
+
+    async def unsubscribe(self) -> None:
+        await self.relay.call(Unsubscribe(self.tab_id), timeout=10)
+
+
+# --- browser ---------------------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class EnsureBrowser:
+    """→ None once a browser with our extension is connected: waits (connect), or launches (launch / auto when
+    nothing connected in time). Fails with `ExtensionNotConnected` or `BrowserLaunchFailed`."""
+
+    timeout_s: float = 30.0
+
+
+@attrs.frozen
+class BrowserStatus:
+    """→ dict: mode, state (starting/connected/degraded/launching), ownership (attached/launched), pid, path."""
+
+
+BROWSER = (EnsureBrowser, BrowserStatus)

@@ -28,11 +28,17 @@ def build_tree(config: Config, runtime: Runtime, front_exit: trio.Event, *, with
                stdin_fd: int = 0) -> SupervisorSpec:
     """The actor tree. Infrastructure starts first and the MCP front last, so no tool is served before the
     actors behind it are up; shutdown runs in reverse."""
-    from actors import mcp_front, session_store
+    from actors import browser, discovery, mcp_front, relay, session_store
 
+    from .paths import extension_path
     from .supervision import Restart, Strategy, child
 
-    children = [child("session_store", session_store.run, state_dir=config.state_dir, shutdown=2.0)]
+    children = [
+        child("session_store", session_store.run, state_dir=config.state_dir, shutdown=2.0),
+        child("relay", relay.run, shutdown=1.0),
+        child("discovery", discovery.run, port=config.discovery_port, project=config.project, shutdown=1.5),
+        child("browser", browser.run, config=config, extension_dir=extension_path(), shutdown=2.5),
+    ]
     if with_front:
         children.append(child("mcp_front", mcp_front.run, restart=Restart.TRANSIENT, shutdown=1.0,
                               config=config, runtime=runtime, on_exit=front_exit, stdin_fd=stdin_fd))

@@ -66,19 +66,14 @@ def _config(args: argparse.Namespace) -> Any:
     return cfg.load(cli, config_file=getattr(args, "config", None))
 
 
-def extension_path() -> Path:
-    packaged = Path(__file__).parent / "_extension"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parent.parent / "extension"
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command is None:
         parser().print_help(sys.stderr)
         return 2
     if args.command == "extension-path":
+        from .paths import extension_path
+
         print(extension_path())
         return 0
 

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from supervisor.errors import InvalidArgument
+from supervisor.errors import BridgeError, InvalidArgument
 
-from ..messages import ReadHistory
+from ..messages import BrowserStatus, LinkStatus, ReadHistory
 
 if TYPE_CHECKING:
     from .actor import FrontDeps
@@ -117,8 +117,18 @@ async def _recent_asks(deps: FrontDeps) -> list[dict[str, Any]]:
     return [{k: r.get(k) for k in ("ts", "provider", "status", "url", "error")} for r in records]
 
 
-# Other capabilities add their part of the status here (browser/extension/tabs), keeping bridge_status one tool.
-_STATUS_SOURCES: list[Callable[[FrontDeps], Awaitable[dict[str, Any]]]] = []
+async def _link_status(deps: FrontDeps) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, actor, msg in (("extension", "relay", LinkStatus()), ("browser", "browser", BrowserStatus())):
+        try:
+            out[key] = await deps.ctx.ref(actor).call(msg, timeout=5)
+        except BridgeError as exc:
+            out[key] = {"error": f"[{exc.code}] {exc}"}
+    return out
+
+
+# Each capability adds its part of the status here, keeping bridge_status one tool.
+_STATUS_SOURCES: list[Callable[[FrontDeps], Awaitable[dict[str, Any]]]] = [_link_status]
 
 
 def build_table() -> dict[str, ToolDef]:

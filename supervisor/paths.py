@@ -1,0 +1,13 @@
+"""Where bundled files live."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def extension_path() -> Path:
+    """The unpacked extension: packaged into the wheel as supervisor/_extension, or the repo's extension/."""
+    packaged = Path(__file__).parent / "_extension"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "extension"
