@@ -185,3 +185,56 @@ class BrowserStatus:
 
 
 BROWSER = (EnsureBrowser, BrowserStatus)
+
+
+# --- providers (one actor per provider tab: "chatgpt", "gemini") ------------------------------------------------------
+
+
+@attrs.frozen
+class Ask:
+    """→ `AskResult`. Progress items (`AskProgress`) stream to the requester while the answer forms."""
+
+    question: str
+    project: str
+    new_chat: bool = False
+    timeout_s: float = 480.0
+    ask_id: str = ""
+
+
+@attrs.frozen
+class AskProgress:
+    provider: str
+    phase: str  # connecting | typing | sent | answering | extracting
+    chars: int = 0
+    text: str = ""
+
+
+@attrs.frozen
+class AskResult:
+    provider: str
+    answer: str
+    url: str
+    timings: dict[str, int]
+    retries: int
+    detected_at_ms: float  # wall clock when completion was detected (benchmarks)
+    completion_reason: str = ""
+    thinking: bool = False
+
+
+@attrs.frozen
+class Snapshot:
+    """→ dict: url, title, readyState, text excerpt, accessibility summary, optional PNG (base64)."""
+
+    screenshot: bool = False
+    max_text: int = 4000
+
+
+@attrs.frozen
+class GetDom:
+    """→ dict: html (open shadow roots inlined as <template shadowrootmode>), truncated flag, url."""
+
+    selector: str | None = None
+    max_chars: int = 100_000
+
+
+PROVIDER = (Ask, Snapshot, GetDom)

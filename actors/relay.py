@@ -249,6 +249,7 @@ class Relay:
                     self._finish(p, error=TabClosed(f"tab {tab} was closed or detached ({name})"))
         sub = self.subs.get(tab)
         if sub is None:
+            log.debug("event %s for tab %d has no subscriber", name, tab)
             return
         methods, sink = sub
         method = str(frame.get("method", ""))

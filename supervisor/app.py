@@ -28,7 +28,8 @@ def build_tree(config: Config, runtime: Runtime, front_exit: trio.Event, *, with
                stdin_fd: int = 0) -> SupervisorSpec:
     """The actor tree. Infrastructure starts first and the MCP front last, so no tool is served before the
     actors behind it are up; shutdown runs in reverse."""
-    from actors import browser, discovery, mcp_front, relay, session_store
+    from actors import browser, discovery, mcp_front, provider, relay, session_store
+    from actors.provider import chatgpt, gemini
 
     from .paths import extension_path
     from .supervision import Restart, Strategy, child
@@ -38,6 +39,12 @@ def build_tree(config: Config, runtime: Runtime, front_exit: trio.Event, *, with
         child("relay", relay.run, shutdown=1.0),
         child("discovery", discovery.run, port=config.discovery_port, project=config.project, shutdown=1.5),
         child("browser", browser.run, config=config, extension_dir=extension_path(), shutdown=2.5),
+        # Stuck-state retry is this supervisor's restart policy: a stuck provider crashes and is restarted with a
+        # fresh tab connection, its request re-delivered. Room for a few stuck asks at once before escalating.
+        SupervisorSpec("providers", tuple(
+            child(t.name, provider.run, table=t, state_dir=config.state_dir, stall_s=config.stall_s, shutdown=1.5)
+            for t in (chatgpt.TABLE, gemini.TABLE)
+        ), strategy=Strategy.ONE_FOR_ONE, max_restarts=10, period=60).as_child(shutdown=2.0),
     ]
     if with_front:
         children.append(child("mcp_front", mcp_front.run, restart=Restart.TRANSIENT, shutdown=1.0,
@@ -77,7 +84,8 @@ async def serve(config: Config, *, stdin_fd: int = 0, with_front: bool = True,
                 stop: trio.Event | None = None) -> int:
     runtime = Runtime()
     front_exit = trio.Event()
-    stop = stop or trio.Event()
+    if stop is None:
+        stop = trio.Event()
     spec = build_tree(config, runtime, front_exit, with_front=with_front, stdin_fd=stdin_fd)
     reason = "?"
     async with trio.open_nursery() as nursery:

@@ -34,7 +34,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     b.add_argument("--isolated", action="store_true", default=None, help="launch with a temporary profile")
     b.add_argument("--headless", action="store_true", default=None, help="launch the browser headless")
     b.add_argument("--browser-arg", dest="browser_args", action="append", default=[], metavar="ARG",
-                   help="extra argument for the launched browser, verbatim (repeatable)")
+                   help="extra argument for the launched browser, verbatim (repeatable; "
+                   "write --browser-arg=--flag=value)")
     b.add_argument("--close-browser", action="store_true", default=None,
                    help="on exit also close a headed browser we launched (headless ones always close)")
     b.add_argument("--discovery-port", type=int, help="pin the discovery port (default: first free of 8766-8775)")
@@ -50,6 +51,15 @@ def parser() -> argparse.ArgumentParser:
                        description="Run the MCP server on stdin/stdout. stdout carries only MCP JSON-RPC; logs go "
                        "to stderr and <state-dir>/ai-bridge.log. Stops cleanly on stdin EOF, SIGTERM or SIGINT.")
     _common(s)
+
+    a = sub.add_parser("ask", help="ask ChatGPT and/or Gemini from the terminal (progress on stderr)",
+                       description="Ask through the browser, as the MCP tools do, and print the answer on stdout.")
+    _common(a)
+    a.add_argument("--provider", choices=["chatgpt", "gemini", "both"], default="both")
+    a.add_argument("--new-chat", action="store_true", help="start a fresh conversation")
+    a.add_argument("--timeout", type=float, default=480.0, help="seconds to wait for an answer (default 480)")
+    a.add_argument("--json", action="store_true", help="print the structured result as JSON")
+    a.add_argument("question", help="the question (use - to read it from stdin)")
 
     sub.add_parser("extension-path", help="print the folder of the Chrome extension to 'Load unpacked'")
     return p
@@ -94,6 +104,11 @@ def main(argv: list[str] | None = None) -> int:
         from .app import serve
 
         return trio.run(serve, config)
+    if args.command == "ask":
+        from .ask import ask_main
+
+        question = sys.stdin.read() if args.question == "-" else args.question
+        return trio.run(ask_main, config, question, args.provider, args.new_chat, args.timeout, args.json)
     raise AssertionError(args.command)
 
 

@@ -46,6 +46,7 @@ class Config:
     project: str | None = None  # default: the MCP client's root, else the working directory
     response_timeout_s: float = 480.0
     extension_wait_s: float = 10.0
+    stall_s: float | None = None  # stop button with no new text this long → stuck (default: per provider table)
 
     @property
     def log_file(self) -> Path:
@@ -136,6 +137,7 @@ _FIELDS: dict[str, Any] = {
     "project": _opt_str,
     "response_timeout_s": _positive,
     "extension_wait_s": _positive,
+    "stall_s": _positive,
 }
 
 _ENV_ALIASES = {"browser_path": ("AI_BRIDGE_BROWSER_PATH", "AI_BRIDGE_BROWSER_BIN")}

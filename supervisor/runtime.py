@@ -49,6 +49,9 @@ class Envelope(Generic[T]):
     reply_required: bool = True
     on_progress: Callable[[Any], None] | None = None
     attempt: int = 1
+    # False while an actor merely holds the envelope in an internal queue: a crash then re-delivers it without
+    # counting an attempt (only work actually begun is retried).
+    started: bool = True
     id: int = attrs.field(factory=lambda: next(_ids))
     enqueued_at: float = attrs.field(factory=trio.current_time)
     _done: trio.Event = attrs.field(factory=trio.Event)
@@ -192,7 +195,8 @@ class Mailbox:
         self.in_flight.clear()
         for env in reversed(held):  # keep their original order at the head of the queue
             if restarting:
-                env.attempt += 1
+                if env.started:
+                    env.attempt += 1
                 self._redeliver.appendleft(env)
             else:
                 env.fail(ActorCrashed(f"actor {self.name!r} stopped while handling {type(env.message).__name__}"))

@@ -372,6 +372,8 @@ def _as_exc(result: object) -> BaseException | None:
 
 
 def _describe(result: object) -> str:
+    while isinstance(result, BaseExceptionGroup) and len(result.exceptions) == 1:
+        result = result.exceptions[0]  # an actor's nursery wraps its one real error
     if isinstance(result, BaseException):
         return f"{type(result).__name__}: {result}"
     return str(result)

@@ -116,6 +116,13 @@ async def run(
         except BridgeError as exc:
             log.info("tool %s failed: %s", params.name, exc.code)
             return _error_result(types, exc)
+        except BaseExceptionGroup as group:
+            # A handler's nursery wraps the actor's typed error; anything else is a bug and propagates.
+            leaf = _single_leaf(group)
+            if not isinstance(leaf, BridgeError):
+                raise
+            log.info("tool %s failed: %s", params.name, leaf.code)
+            return _error_result(types, leaf)
         return _to_result(types, result)
 
     server = Server(
@@ -141,6 +148,12 @@ async def run(
             nursery.cancel_scope.cancel()
     finally:
         on_exit.set()
+
+
+def _single_leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _error_result(types: Any, exc: BridgeError) -> Any:

@@ -13,7 +13,7 @@ import attrs
 
 from supervisor.errors import BridgeError, InvalidArgument
 
-from ..messages import BrowserStatus, LinkStatus, ReadHistory
+from ..messages import Ask, AskProgress, AskResult, BrowserStatus, GetDom, LinkStatus, ReadHistory, Snapshot
 
 if TYPE_CHECKING:
     from .actor import FrontDeps
@@ -131,6 +131,154 @@ async def _link_status(deps: FrontDeps) -> dict[str, Any]:
 _STATUS_SOURCES: list[Callable[[FrontDeps], Awaitable[dict[str, Any]]]] = [_link_status]
 
 
+# --- asking ----------------------------------------------------------------------------------------------------------
+
+PROVIDERS = {"chatgpt": "ChatGPT", "gemini": "Gemini"}
+MAX_QUESTION = 100_000
+ATTEMPTS = 3  # the provider's own stuck retries (2) plus the first try
+
+
+def _ask_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "question": {"type": "string", "minLength": 1, "maxLength": MAX_QUESTION,
+                         "description": "The question, as you would type it into the chat. Include the context the "
+                         "other model needs (code, error messages); it cannot see your files."},
+            "new_chat": {"type": "boolean", "default": False,
+                         "description": "Start a fresh conversation instead of continuing this project's one."},
+            "timeout_s": {"type": "number", "minimum": 5, "maximum": 3600, "default": 480,
+                          "description": "Give up waiting for the answer after this many seconds (default 480)."},
+        },
+        "required": ["question"],
+        "additionalProperties": False,
+    }
+
+
+class _ProgressPump:
+    """Actor progress (sync callback) → MCP progress notifications (async), throttled by the actor."""
+
+    def __init__(self, mcp_ctx: Any) -> None:
+        import trio
+
+        self.mcp_ctx = mcp_ctx
+        self.send, self.recv = trio.open_memory_channel[tuple[str, AskProgress]](256)
+        self.step = 0
+
+    def sink(self, provider: str) -> Callable[[Any], None]:
+        import trio
+
+        def put(item: Any) -> None:
+            try:
+                self.send.send_nowait((provider, item))
+            except trio.WouldBlock:
+                pass  # progress is advisory; never block an actor on a slow client
+
+        return put
+
+    async def run(self) -> None:
+        async for provider, item in self.recv:
+            self.step += 1
+            title = PROVIDERS.get(provider, provider)
+            if item.phase == "answering":
+                tail = item.text[-300:].replace("\n", " ")
+                msg = f"{title} is answering ({item.chars} chars): …{tail}"
+            else:
+                msg = f"{title}: {item.phase}"
+            try:
+                await self.mcp_ctx.session.report_progress(self.step, None, msg)
+            except Exception:  # the client went away; the call itself will notice
+                return
+
+
+async def _ask_one(deps: FrontDeps, provider: str, args: dict[str, Any], project: str,
+                   on_progress: Callable[[Any], None] | None) -> AskResult:
+    import uuid
+
+    question = args["question"].strip()
+    if not question:
+        raise InvalidArgument("question must not be blank")
+    timeout_s = float(args.get("timeout_s", deps.config.response_timeout_s))
+    msg = Ask(question, project, bool(args.get("new_chat", False)), timeout_s, uuid.uuid4().hex)
+    result: AskResult = await deps.ctx.ref(provider).call(
+        msg, timeout=ATTEMPTS * (timeout_s + 120), on_progress=on_progress)
+    return result
+
+
+def _structured(r: AskResult) -> dict[str, Any]:
+    return {"provider": r.provider, "answer": r.answer, "url": r.url, "timings": r.timings, "retries": r.retries}
+
+
+def ask_tool(provider: str) -> Handler:
+    async def handler(deps: FrontDeps, mcp_ctx: Any, args: dict[str, Any]) -> ToolResult:
+        import trio
+
+        project = await deps.project_of(mcp_ctx)
+        pump = _ProgressPump(mcp_ctx)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(pump.run)
+            try:
+                r = await _ask_one(deps, provider, args, project, pump.sink(provider))
+            finally:
+                nursery.cancel_scope.cancel()
+        return ToolResult(text=r.answer, structured=_structured(r))
+
+    return handler
+
+
+async def ask_both(deps: FrontDeps, mcp_ctx: Any, args: dict[str, Any]) -> ToolResult:
+    import trio
+
+    project = await deps.project_of(mcp_ctx)
+    pump = _ProgressPump(mcp_ctx)
+    results: dict[str, AskResult | BridgeError] = {}
+
+    async def one(provider: str) -> None:
+        try:
+            results[provider] = await _ask_one(deps, provider, args, project, pump.sink(provider))
+        except BridgeError as exc:
+            results[provider] = exc  # one failing still returns the other's answer
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(pump.run)
+        async with trio.open_nursery() as asks:
+            for p in PROVIDERS:
+                asks.start_soon(one, p)
+        nursery.cancel_scope.cancel()
+    parts, structured = [], {}
+    for p, title in PROVIDERS.items():
+        r = results[p]
+        if isinstance(r, AskResult):
+            parts.append(f"## {title}\n\n{r.answer}")
+            structured[p] = _structured(r)
+        else:
+            parts.append(f"## {title}\n\n(failed) [{r.code}] {r}")
+            structured[p] = {"error": {"code": r.code, "message": r.message, "hint": r.hint}}
+    failed = all(isinstance(r, BridgeError) for r in results.values())
+    return ToolResult(text="\n\n".join(parts), structured=structured, is_error=failed)
+
+
+# --- inspection ---------------------------------------------------------------------------------------------------
+
+_TARGET = {"type": "string", "enum": list(PROVIDERS), "description": "Which provider tab: chatgpt or gemini."}
+
+
+async def take_cdp_snapshot(deps: FrontDeps, mcp_ctx: Any, args: dict[str, Any]) -> ToolResult:
+    from .actor import dumps
+
+    snap: dict[str, Any] = await deps.ctx.ref(args["target"]).call(
+        Snapshot(screenshot=bool(args.get("screenshot", False))), timeout=60)
+    shot = snap.pop("screenshot", None)
+    return ToolResult(text=dumps(snap), structured=snap, images=(shot,) if shot else ())
+
+
+async def get_page_dom(deps: FrontDeps, mcp_ctx: Any, args: dict[str, Any]) -> ToolResult:
+    got: dict[str, Any] = await deps.ctx.ref(args["target"]).call(
+        GetDom(args.get("selector") or None, int(args.get("max_chars", 100_000))), timeout=60)
+    note = f"\n<!-- truncated at {got['chars']} characters -->" if got.get("truncated") else ""
+    return ToolResult(text=got["html"] + note, structured={k: v for k, v in got.items() if k != "html"})
+
+
 def build_table() -> dict[str, ToolDef]:
     defs = [
         ToolDef(
@@ -139,6 +287,50 @@ def build_table() -> dict[str, ToolDef]:
             "queued requests) and the browser/extension link. Use it when an ask fails to see what is wrong.",
             {"type": "object", "properties": {}, "additionalProperties": False},
             bridge_status,
+        ),
+        ToolDef(
+            "ask_chatgpt_gemini_web",
+            "Ask ChatGPT and Gemini the same question at once through their web UIs (recommended for a second "
+            "opinion, design reviews, debugging help). Returns both answers; if one fails you still get the other "
+            "plus the error. Continues this project's conversations unless new_chat is true. Streams progress.",
+            _ask_schema(), ask_both,
+        ),
+        ToolDef(
+            "ask_chatgpt_web",
+            "Ask ChatGPT through chatgpt.com in the user's browser (no API key). Use when you want ChatGPT "
+            "specifically; for two opinions use ask_chatgpt_gemini_web. Continues this project's conversation "
+            "unless new_chat is true. Long answers can take minutes; progress is streamed.",
+            _ask_schema(), ask_tool("chatgpt"),
+        ),
+        ToolDef(
+            "ask_gemini_web",
+            "Ask Gemini through gemini.google.com in the user's browser (no API key). Use when you want Gemini "
+            "specifically; for two opinions use ask_chatgpt_gemini_web. Continues this project's conversation "
+            "unless new_chat is true. Progress is streamed.",
+            _ask_schema(), ask_tool("gemini"),
+        ),
+        ToolDef(
+            "take_cdp_snapshot",
+            "Inspect the ChatGPT or Gemini tab ai-bridge uses: URL, title, ready state, visible text excerpt, "
+            "accessibility summary, the watcher's view of the page, and optionally a screenshot. Use it when an "
+            "ask fails to see what the page shows (login page, error banner, changed layout).",
+            {"type": "object", "properties": {
+                "target": _TARGET,
+                "screenshot": {"type": "boolean", "default": False, "description": "Include a PNG screenshot."},
+            }, "required": ["target"], "additionalProperties": False},
+            take_cdp_snapshot,
+        ),
+        ToolDef(
+            "get_page_dom",
+            "Get the HTML of the ChatGPT or Gemini tab (or of the first element matching a CSS selector), with "
+            "open shadow roots inlined as <template shadowrootmode=open>. Capped at max_chars.",
+            {"type": "object", "properties": {
+                "target": _TARGET,
+                "selector": {"type": "string", "maxLength": 1000, "description": "CSS selector (searched in "
+                             "shadow roots too). Default: the whole document."},
+                "max_chars": {"type": "integer", "minimum": 1000, "maximum": 2_000_000, "default": 100_000},
+            }, "required": ["target"], "additionalProperties": False},
+            get_page_dom,
         ),
     ]
     return {d.name: d for d in defs}

@@ -1,0 +1,803 @@
+"""Provider tab actor: one per provider (ChatGPT, Gemini). It leases its tab, serializes asks to it, and runs the
+seed's flow — with completion driven by DOM events from an in-page watcher instead of 1 s polling and fixed sleeps.
+
+Flow of one ask (seed 3.1 / 4.1): ensure browser → connect or reuse the tab (health check; session store's tab,
+else an existing provider tab, else a new one) → page ready and input present → settle → initial counts → type
+(seed fallbacks) and verify → send → user message confirmed → new response appears → completion → bring to front
+(background-tab quirk) → wait for rendered text → extract as markdown → save session and history.
+
+Stuck state (seed 9.3) makes this actor *crash* with `StuckError`; its supervisor restarts it with a fresh tab
+connection and the request is re-delivered (``env.attempt``). After 2 retries the third stuck attempt fails the
+request with the typed error instead.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import secrets
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+
+from supervisor.errors import (
+    AskCancelled,
+    BridgeError,
+    CdpError,
+    ExtensionDisconnected,
+    InputRejected,
+    InvalidArgument,
+    LoginRequired,
+    RateLimited,
+    ResponseTimeout,
+    StuckError,
+    SuspiciousAnswer,
+    TabClosed,
+)
+from supervisor.runtime import ActorContext, Envelope
+
+from ..messages import (
+    AppendHistory,
+    Ask,
+    AskProgress,
+    AskResult,
+    CdpTab,
+    EnsureBrowser,
+    ExtCommand,
+    GetDom,
+    GetSession,
+    SaveSession,
+    Snapshot,
+    TabEvent,
+)
+from .table import ProviderTable
+
+WATCHER_SOURCE = (Path(__file__).parent / "watcher.js").read_text(encoding="utf-8")
+WORLD = "ai-bridge"
+MAX_RETRIES = 2  # stuck retries (seed 9.2), then a typed error
+PROGRESS_EVERY_S = 0.5
+SAFETY_POLL_S = 1.0  # the watcher reports changes; this slow poll only covers lost events
+
+
+class TabGone(Exception):
+    """Internal: the tab's connection broke (closed, detached, extension gone)."""
+
+
+def now_ms() -> float:
+    return time.time() * 1000
+
+
+@attrs.define(eq=False)
+class Conn:
+    """An attached provider tab with our isolated world and watcher."""
+
+    tab: CdpTab
+    tab_id: int
+    binding: str
+    events: trio.MemoryReceiveChannel[TabEvent]
+    context_id: int | None = None
+    state: dict[str, Any] = attrs.field(factory=dict)
+    state_at: float = 0.0  # wall clock ms of the page's last report
+    changed: trio.Event = attrs.field(factory=trio.Event)
+    broken: str | None = None
+    loaded_at: float = 0.0  # trio time of the last (re)load this actor caused
+
+
+class ProviderActor:
+    def __init__(self, ctx: ActorContext, table: ProviderTable, *, stall_s: float | None = None) -> None:
+        self.ctx = ctx
+        self.t = table
+        self.to = table.timeouts if stall_s is None else attrs.evolve(table.timeouts, stall_s=stall_s)
+        self.log = logging.getLogger(f"ai_bridge.{table.name}")
+        self.relay = ctx.ref("relay")
+        self.conn: Conn | None = None
+        self.binding = f"__aib_{secrets.token_hex(6)}"
+        self.ask_lock = trio.Lock()
+        self.debug_dir: Path | None = None
+
+    # -- tab connection -----------------------------------------------------------------------------------------------
+
+    async def ext(self, method: str, params: dict[str, Any], timeout_s: float = 10.0) -> Any:
+        return await self.relay.call(ExtCommand(method, params, timeout_s), timeout=timeout_s + 5)
+
+    async def healthy(self, conn: Conn) -> bool:
+        if conn.broken:
+            return False
+        try:
+            with trio.fail_after(self.to.health_check_s):
+                await conn.tab.evaluate("1", timeout_s=self.to.health_check_s)
+            return True
+        except (BridgeError, trio.TooSlowError):
+            return False
+
+    def _matches_site(self, url: str) -> bool:
+        return any(re.match("^" + re.escape(p).replace(r"\*", ".*") + "$", url) for p in self.t.url_patterns)
+
+    async def connect(self, project: str, *, fresh: bool) -> Conn:
+        """Reuse the current tab if healthy, else lease one: session store's tab, an open provider tab, a new one."""
+        if self.conn is not None and not fresh and await self.healthy(self.conn):
+            return self.conn
+        await self.drop_conn()
+        session = await self.ctx.ref("session_store").call(GetSession(project, self.t.name), timeout=10)
+        tab_id: int | None = None
+        if session is not None and session.tab_id is not None:
+            try:
+                with trio.fail_after(self.to.reuse_tab_s):
+                    got = await self.ext("tabs.get", {"tabId": session.tab_id}, self.to.reuse_tab_s)
+                if self._matches_site(got["tab"]["url"]):
+                    tab_id = session.tab_id
+            except (BridgeError, trio.TooSlowError, KeyError):
+                tab_id = None
+        if tab_id is None:
+            found = await self.ext("tabs.query", {"urlPatterns": list(self.t.url_patterns)})
+            tabs = [t for t in found.get("tabs", []) if isinstance(t.get("tabId"), int)]
+            preferred = [t for t in tabs if session is not None and t.get("url") == session.url]
+            if preferred or tabs:
+                tab_id = (preferred or tabs)[0]["tabId"]
+        if tab_id is None:
+            url = session.url if session is not None else self.t.home_url
+            tab_id = await self.create_tab(url)
+        return await self.attach(tab_id)
+
+    async def create_tab(self, url: str) -> int:
+        last: BaseException | None = None
+        for attempt in range(1 + self.to.new_tab_retries):
+            try:
+                # Its own window: all provider tabs stay visible at once (no background-tab quirk, no hung
+                # screenshots), and parallel asks do not fight over focus.
+                got = await self.ext("tabs.create", {"url": url, "newWindow": True}, max(self.to.new_tab_s, 30.0))
+                return int(got["tab"]["tabId"])
+            except BridgeError as exc:
+                last = exc
+                self.log.warning("creating a %s tab failed (attempt %d): %s", self.t.title, attempt + 1, exc)
+                await trio.sleep(1.0)
+        raise TabClosed(f"could not open a {self.t.title} tab: {last}")
+
+    async def attach(self, tab_id: int) -> Conn:
+        await self.ext("debugger.attach", {"tabId": tab_id})
+        send, recv = trio.open_memory_channel[TabEvent](1000)
+        tab = CdpTab(self.relay, tab_id)
+        conn = Conn(tab, tab_id, self.binding, recv)
+        await tab.subscribe(("Runtime.bindingCalled",), send)
+        self.conn = conn
+        self.ctx_nursery.start_soon(self.pump, conn)
+        await self.install(conn)
+        self.log.info("attached to %s tab %d", self.t.title, tab_id)
+        return conn
+
+    async def install(self, conn: Conn) -> None:
+        """Create our isolated world in the current document and start the watcher there."""
+        tree = await conn.tab.send("Page.getFrameTree")
+        frame_id = tree["frameTree"]["frame"]["id"]
+        world = await conn.tab.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD})
+        conn.context_id = int(world["executionContextId"])
+        # The binding goes into our isolated world only (by context id): the page's own scripts never see it.
+        # (Through chrome.debugger a name-scoped binding does not reach an isolated world, and an unscoped one
+        # would land in the page's main world.) A new document means a new world, so this runs after every load.
+        await conn.tab.send("Runtime.addBinding", {"name": self.binding, "executionContextId": conn.context_id})
+        cfg = json.dumps(self.t.watcher_config())
+        await conn.tab.evaluate(f"({WATCHER_SOURCE})({cfg}, {json.dumps(self.binding)})",
+                                context_id=conn.context_id)
+
+    async def drop_conn(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is None:
+            return
+        conn.broken = conn.broken or "dropped"
+        conn.changed.set()
+        with trio.move_on_after(2):
+            try:
+                await conn.tab.unsubscribe()
+            except BridgeError:
+                pass
+
+    async def pump(self, conn: Conn) -> None:
+        """Route the tab's events: watcher reports update the state; close/detach break the connection."""
+        async for ev in conn.events:
+            if ev.kind == "cdp" and ev.method == "Runtime.bindingCalled":
+                if ev.params.get("name") != conn.binding:
+                    continue
+                try:
+                    st = json.loads(ev.params.get("payload", "{}"))
+                except ValueError:
+                    continue
+                if isinstance(st, dict) and "error" not in st:
+                    self._set_state(conn, st)
+            elif ev.kind in ("tabClosed", "detached", "disconnected"):
+                conn.broken = {"tabClosed": "the tab was closed", "detached": "the debugger was detached",
+                               "disconnected": "the browser extension disconnected"}[ev.kind]
+                conn.changed.set()
+                if self.conn is conn:
+                    self.conn = None
+                return
+            if conn.broken:
+                return
+
+    def _set_state(self, conn: Conn, st: dict[str, Any]) -> None:
+        conn.state = st
+        conn.state_at = float(st.get("at", now_ms()))
+        conn.changed.set()
+        conn.changed = trio.Event()
+
+    async def poll_state(self, conn: Conn) -> dict[str, Any]:
+        """Read the state directly (safety net, and right after navigation); reinstalls a vanished watcher."""
+        expr = "window.__aibWatcher ? JSON.stringify(window.__aibWatcher.state()) : null"
+        for _ in range(2):
+            try:
+                raw = await conn.tab.evaluate(expr, context_id=conn.context_id, timeout_s=10)
+            except CdpError as exc:
+                if "context" not in str(exc).lower():
+                    raise
+                raw = None
+            if raw is not None:
+                st: dict[str, Any] = json.loads(raw)
+                st["at"] = now_ms()
+                self._set_state(conn, st)
+                return st
+            await self.install(conn)  # the document changed under us: new world, new watcher
+        raise CdpError(f"cannot read the {self.t.title} page state")
+
+    async def wait_for(self, conn: Conn, pred: Any, timeout_s: float, what: str,
+                       on_state: Any = None) -> dict[str, Any]:
+        """Wait until pred(state) holds: woken by watcher reports, with a slow poll as safety net."""
+        deadline = trio.current_time() + timeout_s
+        if not conn.state:
+            await self.poll_state(conn)
+        while True:
+            if conn.broken:
+                raise TabGone(conn.broken)
+            st = conn.state
+            if on_state is not None:
+                await on_state(st)
+            if pred(st):
+                return st
+            now = trio.current_time()
+            if now >= deadline:
+                raise trio.TooSlowError(what)
+            changed = conn.changed
+            with trio.move_on_after(min(SAFETY_POLL_S, deadline - now)):
+                await changed.wait()
+                continue
+            await self.poll_state(conn)
+
+    # -- page steps -------------------------------------------------------------------------------------------------
+
+    async def navigate(self, conn: Conn, url: str) -> None:
+        self.log.info("%s: opening %s", self.t.title, url)
+        conn.state = {}
+        await conn.tab.send("Page.navigate", {"url": url})
+        conn.loaded_at = trio.current_time()
+        await self.wait_loaded(conn)
+
+    async def wait_loaded(self, conn: Conn) -> None:
+        """readyState complete in a *new* document, then our world and watcher are (re)installed."""
+        with trio.fail_after(self.to.page_load_s):
+            while True:
+                try:
+                    ready = await conn.tab.evaluate("document.readyState", timeout_s=5)
+                except CdpError:
+                    ready = None
+                if ready == "complete":
+                    break
+                await trio.sleep(0.03)
+        await self.install(conn)
+        await self.poll_state(conn)
+
+    async def type_question(self, conn: Conn, question: str) -> str:
+        """Seed 5.1 / 5.2: JS insertion, then Input.insertText, then key events; each verified."""
+        want = re.sub(r"\s+", "", question)
+        prefix = want[:20] if self.t.name == "gemini" else want
+        used = ""
+        for phase in self.t.type_phases:
+            used = phase
+            await self.clear_and_focus(conn)
+            if phase == "js":
+                await conn.tab.evaluate(
+                    "(() => { const el = window.__aibWatcher.input(); el.focus();"
+                    " if (el.tagName === 'TEXTAREA') { const set = Object.getOwnPropertyDescriptor("
+                    "HTMLTextAreaElement.prototype, 'value').set; set.call(el, " + json.dumps(question) + ");"
+                    " el.dispatchEvent(new Event('input', {bubbles: true})); return true; }"
+                    " return document.execCommand('insertText', false, " + json.dumps(question) + "); })()",
+                    context_id=conn.context_id)
+            elif phase == "insert_text":
+                await conn.tab.send("Input.insertText", {"text": question})
+            else:
+                for ch in question:
+                    key = "Enter" if ch == "\n" else ""
+                    await conn.tab.send("Input.dispatchKeyEvent", {"type": "keyDown", "text": ch, "key": key})
+                    await conn.tab.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": key})
+            got = await conn.tab.evaluate("window.__aibWatcher.inputText()", context_id=conn.context_id)
+            if isinstance(got, str) and prefix in re.sub(r"\s+", "", got):
+                return used
+            self.log.warning("%s: input not reflected after %s phase; trying the next", self.t.title, phase)
+        raise InputRejected(f"{self.t.title} did not accept the typed question",
+                            hint="The page layout may have changed; `take_cdp_snapshot` shows what the page looks "
+                            "like.")
+
+    async def clear_and_focus(self, conn: Conn) -> None:
+        await conn.tab.evaluate(
+            "(() => { const el = window.__aibWatcher.input(); el.focus();"
+            " if (el.tagName === 'TEXTAREA') { el.select(); } else { const r = document.createRange();"
+            " r.selectNodeContents(el); const s = getSelection(); s.removeAllRanges(); s.addRange(r); }"
+            " if (window.__aibWatcher.inputText().length) document.execCommand('delete'); return true; })()",
+            context_id=conn.context_id)
+
+    async def click_send(self, conn: Conn) -> None:
+        clicked = await conn.tab.evaluate(
+            "(() => { const b = window.__aibWatcher.sendButton(); if (!b || b.disabled) return false;"
+            " b.click(); return true; })()", context_id=conn.context_id)
+        if not clicked:
+            await self.press_enter(conn)
+
+    async def press_enter(self, conn: Conn) -> None:
+        await conn.tab.evaluate("window.__aibWatcher.input().focus()", context_id=conn.context_id)
+        for kind in ("keyDown", "keyUp"):
+            await conn.tab.send("Input.dispatchKeyEvent", {
+                "type": kind, "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "text": "\r"
+                if kind == "keyDown" else ""})
+
+    async def click_stop(self, conn: Conn) -> bool:
+        try:
+            clicked = await conn.tab.evaluate(
+                "(() => { const b = window.__aibWatcher && window.__aibWatcher.stopButton(); if (!b) return false;"
+                " b.click(); return true; })()", context_id=conn.context_id, timeout_s=3)
+        except BridgeError:
+            return False
+        return bool(clicked)
+
+    # -- the ask ----------------------------------------------------------------------------------------------------
+
+    async def ask(self, env: Envelope[Any], msg: Ask) -> AskResult:
+        t0 = trio.current_time()
+        retries = env.attempt - 1
+        marks: dict[str, float] = {}
+
+        def mark(name: str) -> None:
+            marks[name] = trio.current_time()
+
+        def progress(phase: str, chars: int = 0, text: str = "") -> None:
+            env.progress(AskProgress(self.t.name, phase, chars, text))
+
+        progress("connecting")
+        await self.ctx.ref("browser").call(EnsureBrowser(timeout_s=60), timeout=90)
+        conn = await self.connect(msg.project, fresh=retries > 0)
+        mark("connect")
+        session = await self.ctx.ref("session_store").call(GetSession(msg.project, self.t.name), timeout=10)
+        st = conn.state or await self.poll_state(conn)
+        target: str | None = None
+        if msg.new_chat:
+            target = self.t.home_url
+        elif retries > 0:
+            target = st.get("url") or self.t.home_url  # fresh page after a stuck attempt
+        elif session is not None and session.url != st.get("url") and re.match(self.t.conversation_re, session.url):
+            target = session.url  # this project's conversation, not whatever the tab shows now
+        if target is not None:
+            await self.navigate(conn, target)
+        try:
+            st = await self.wait_for(conn, lambda s: s.get("ready") == "complete" and (s["inputFound"] or s["login"]),
+                                     self.to.input_s, "input box")
+        except trio.TooSlowError:
+            await self.debug_dump(conn, "no-input", msg.question)
+            raise InputRejected(f"the {self.t.title} input box did not appear within {self.to.input_s:g}s",
+                                hint="Check the tab with take_cdp_snapshot; the site may be down or changed."
+                                ) from None
+        if st["login"] and not st["inputFound"]:
+            raise LoginRequired(f"{self.t.title} needs you to log in",
+                                hint=f"Open {self.t.home_url} in the browser ai-bridge uses, log in, then retry.")
+        if conn.loaded_at and trio.current_time() - conn.loaded_at < 30:
+            await self.settle(conn)
+        if conn.state.get("stop"):
+            await self.stuck_check(conn)
+        st = conn.state
+        initial_user, initial_assistant = st["userCount"], st["assistantCount"]
+        mark("wait_input")
+
+        progress("typing")
+        phase = await self.type_question(conn, msg.question)
+        mark("input")
+
+        try:
+            await self.wait_for(conn, lambda s: (s["sendFound"] and s["sendEnabled"]) or s["stop"],
+                                self.to.send_button_s, "send button")
+        except trio.TooSlowError:
+            pass  # Enter key fallback below
+        await self.click_send(conn)
+        try:
+            await self.wait_for(conn, lambda s: s["userCount"] > initial_user, self.to.user_message_s,
+                                "user message")
+        except trio.TooSlowError:
+            await self.debug_dump(conn, "send-timeout", msg.question)
+            raise InputRejected(f"{self.t.title} did not take the question (no new user message after sending)",
+                                hint="The send button may have changed; see the debug dump in the state dir."
+                                ) from None
+        mark("send")
+        progress("sent")
+
+        w: dict[str, Any] = {"initialAssistant": initial_assistant, "sawStop": False, "elapsed": 0.0,
+                             "textStableS": 0.0}
+        sent_t = trio.current_time()
+        last_len, last_change = -1, sent_t
+        last_progress = 0.0
+        thinking = False
+
+        async def on_state(s: dict[str, Any]) -> None:
+            nonlocal last_len, last_change, last_progress, thinking
+            now = trio.current_time()
+            w["sawStop"] = w["sawStop"] or bool(s["stop"])
+            w["elapsed"] = now - sent_t
+            thinking = thinking or bool(s.get("skipThinking")) or bool(s.get("thinkingDone"))
+            if s["lastLen"] != last_len:
+                last_len, last_change = s["lastLen"], now
+            w["textStableS"] = now - last_change
+            if s["assistantCount"] > initial_assistant and s["lastLen"] > 0 and now - last_progress >= PROGRESS_EVERY_S:
+                last_progress = now
+                try:
+                    partial = await conn.tab.evaluate("window.__aibWatcher.extract().text",
+                                                      context_id=conn.context_id, timeout_s=5)
+                except BridgeError:
+                    partial = ""
+                progress("answering", s["lastLen"], str(partial or "")[-2000:])
+
+        try:
+            await self.wait_for(conn, lambda s: s["assistantCount"] > initial_assistant or s["rateLimited"],
+                                self.to.new_response_s, "new response", on_state)
+        except trio.TooSlowError:
+            await self.debug_dump(conn, "no-response", msg.question)
+            raise StuckError(f"{self.t.title} did not start answering within {self.to.new_response_s:g}s "
+                             "(stuck: no response)") from None
+
+        def complete(s: dict[str, Any]) -> bool:
+            if s["rateLimited"]:
+                return True
+            if s["stop"] and not s["skipThinking"] and w["textStableS"] >= self.to.stall_s:
+                raise StuckError(f"{self.t.title} stopped making progress: the stop button stayed for "
+                                 f"{self.to.stall_s:g}s with no new text (stuck: stop button)")
+            return self.t.completion(s, w).done
+
+        try:
+            st = await self.wait_for(conn, complete, msg.timeout_s, "completion", on_state)
+        except trio.TooSlowError:
+            await self.debug_dump(conn, "response-timeout", msg.question)
+            raise ResponseTimeout(f"{self.t.title} did not finish answering within {msg.timeout_s:g}s",
+                                  hint="Raise timeout_s for long answers, or check the tab with take_cdp_snapshot."
+                                  ) from None
+        detected_ms = now_ms()
+        reason = self.t.completion(st, w).reason if not st["rateLimited"] else "rate limited"
+        mark("response")
+        progress("extracting", st["lastLen"])
+
+        if st["rateLimited"]:
+            raise RateLimited(f"{self.t.title} says you reached its message limit",
+                              hint="Wait until the limit resets, or ask the other provider.")
+        if not st.get("visible", True):
+            # Background-tab quirk (seed 13 problem 4): React renders no text in a hidden tab.
+            await conn.tab.send("Page.bringToFront")
+        st = await self.wait_for(conn, lambda s: s["lastLen"] > 0 and not s["skipThinking"],
+                                 self.to.text_render_s, "rendered answer text")
+        got = await conn.tab.evaluate("window.__aibWatcher.extract()", context_id=conn.context_id)
+        answer = normalize(str((got or {}).get("text", "")))
+        url = str(conn.state.get("url", ""))
+        total = trio.current_time() - t0
+        mark("total")
+        timings = _timings(t0, marks)
+        self.log.info("%s answered in %.2fs (%s; typed via %s; %d chars)", self.t.title, total, reason, phase,
+                      len(answer))
+        if is_suspicious(answer, msg.question):
+            dump = await self.debug_dump(conn, "suspicious", msg.question, answer=answer)
+            raise SuspiciousAnswer(
+                f"{self.t.title}'s answer looks wrong (empty, 'ok', or missing the numbers of the question). "
+                f"Answer as extracted: {answer[:4000]!r}",
+                hint=f"Debug dump: {dump}. Check the tab with take_cdp_snapshot.")
+        return AskResult(self.t.name, answer, url, timings, retries, detected_ms, reason, thinking)
+
+    async def settle(self, conn: Conn) -> None:
+        """Replaces the seed's 500 ms fixed wait: counts unchanged for `settle_s` on a freshly loaded page, so earlier
+        turns of an existing conversation are counted before we send (seed v2.0.10 misidentification fix)."""
+        key = None
+        stable_since = trio.current_time()
+        deadline = stable_since + 5
+        while trio.current_time() < deadline:
+            st = conn.state
+            k = (st.get("userCount"), st.get("assistantCount"), st.get("lastLen"))
+            if k != key:
+                key, stable_since = k, trio.current_time()
+            elif trio.current_time() - stable_since >= self.to.settle_s:
+                return
+            changed = conn.changed
+            with trio.move_on_after(self.to.settle_s / 3):
+                await changed.wait()
+
+    async def stuck_check(self, conn: Conn) -> None:
+        """Seed 9.3: a stop button left over from an earlier answer must disappear within 5 s."""
+        try:
+            await self.wait_for(conn, lambda s: not s["stop"], self.to.stuck_check_s, "leftover stop button")
+        except trio.TooSlowError:
+            raise StuckError(f"{self.t.title} is stuck: an earlier answer's stop button did not go away "
+                             f"within {self.to.stuck_check_s:g}s") from None
+
+    async def debug_dump(self, conn: Conn, why: str, question: str, answer: str = "") -> str:
+        """Seed 9.4: keep the page state for later diagnosis in <state-dir>/debug/."""
+        if self.debug_dir is None:
+            return "(no state dir)"
+        path = self.debug_dir / f"{self.t.name}-{time.strftime('%Y%m%d-%H%M%S')}-{why}.json"
+        record: dict[str, Any] = {"why": why, "question": question, "answer": answer, "state": conn.state}
+        try:
+            record["bodySnippet"] = await conn.tab.evaluate(
+                "document.body ? document.body.innerText.slice(0, 2000) : ''", timeout_s=5)
+            record["title"] = await conn.tab.evaluate("document.title", timeout_s=5)
+        except BridgeError as exc:
+            record["dumpError"] = str(exc)
+
+        def write() -> None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
+
+        await trio.to_thread.run_sync(write)
+        return str(path)
+
+    # -- snapshot / dom ---------------------------------------------------------------------------------------------
+
+    async def snapshot(self, msg: Snapshot) -> dict[str, Any]:
+        conn = await self.any_conn()
+        info = await conn.tab.evaluate(
+            "({url: location.href, title: document.title, readyState: document.readyState,"
+            " visibility: document.visibilityState,"
+            " text: (document.body ? document.body.innerText : '').slice(0, " + str(int(msg.max_text)) + ")})")
+        ax = await conn.tab.send("Accessibility.getFullAXTree", {"depth": 12}, timeout_s=20)
+        out: dict[str, Any] = {"provider": self.t.name, "tabId": conn.tab_id, **info,
+                               "accessibility": summarize_ax(ax.get("nodes", []))}
+        if conn.state:
+            out["watcherState"] = {k: v for k, v in conn.state.items() if k not in ("inputText",)}
+        if msg.screenshot:
+            if conn.state.get("visible") is False:
+                await conn.tab.send("Page.bringToFront")  # a hidden tab's screenshot can hang (NOTES.md)
+            shot = await conn.tab.send("Page.captureScreenshot", {"format": "png"}, timeout_s=20)
+            out["screenshot"] = shot.get("data", "")
+        return out
+
+    async def get_dom(self, msg: GetDom) -> dict[str, Any]:
+        conn = await self.any_conn()
+        result = await conn.tab.evaluate(
+            "(" + DOM_SERIALIZER + ")(" + json.dumps(msg.selector) + ", " + str(int(msg.max_chars)) + ")",
+            context_id=conn.context_id)
+        if result is None:
+            raise InvalidArgument(f"no element matches selector {msg.selector!r} (shadow roots searched too)")
+        return {"provider": self.t.name, "url": conn.state.get("url"), **result}
+
+    async def any_conn(self) -> Conn:
+        """The tab for inspection tools: the current one, else the session's/an existing one (never a new tab)."""
+        if self.conn is not None and await self.healthy(self.conn):
+            return self.conn
+        found = await self.ext("tabs.query", {"urlPatterns": list(self.t.url_patterns)})
+        tabs = [t for t in found.get("tabs", []) if isinstance(t.get("tabId"), int)]
+        if not tabs:
+            raise TabClosed(f"no {self.t.title} tab is open",
+                            hint=f"Ask {self.t.title} something first, or open {self.t.home_url} in the browser.")
+        return await self.attach(tabs[0]["tabId"])
+
+    ctx_nursery: trio.Nursery
+
+
+def _timings(t0: float, marks: dict[str, float]) -> dict[str, int]:
+    order = [("connectMs", "connect"), ("waitInputMs", "wait_input"), ("inputMs", "input"), ("sendMs", "send"),
+             ("waitResponseMs", "response")]
+    out: dict[str, int] = {}
+    prev = t0
+    for key, name in order:
+        at = marks.get(name, prev)
+        out[key] = round((at - prev) * 1000)
+        prev = at
+    out["totalMs"] = round((marks.get("total", prev) - t0) * 1000)
+    return out
+
+
+def normalize(text: str) -> str:
+    """Seed 3.4 / 4.4 clean-up: drop Thinking-time button text and UI residue, tidy blank lines."""
+    lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").split("\n")]
+    drop = re.compile(r"^(Thinking time[:：]?\s*[\dms ]+|思考時間[:：]\s*[\d分秒ms ]+|Thought for .+)$")
+    kept = [ln for ln in lines if not drop.match(ln.strip())]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+
+
+def is_suspicious(answer: str, question: str) -> bool:
+    """Seed 10.5."""
+    trimmed = answer.strip()
+    if not trimmed:
+        return True
+    if question.strip() == "OK":
+        return False
+    if re.search(r"\d", question) and not re.search(r"\d", trimmed):
+        return True
+    return bool(re.fullmatch(r"ok", trimmed, re.IGNORECASE))
+
+
+def summarize_ax(nodes: list[dict[str, Any]], limit: int = 120) -> list[str]:
+    """Interesting accessibility nodes as 'role "name"' lines (buttons, inputs, headings, links)."""
+    keep = {"button", "textbox", "heading", "link", "combobox", "checkbox", "img", "article", "dialog", "alert"}
+    out: list[str] = []
+    for n in nodes:
+        if n.get("ignored"):
+            continue
+        role = (n.get("role") or {}).get("value", "")
+        name = str((n.get("name") or {}).get("value", "")).strip()
+        if role in keep and (name or role == "textbox"):
+            out.append(f'{role} "{name[:80]}"')
+        if len(out) >= limit:
+            break
+    return out
+
+
+DOM_SERIALIZER = r"""
+function (selector, maxChars) {
+  const findDeep = (sel) => {
+    const stack = [document];
+    while (stack.length) {
+      const root = stack.shift();
+      const hit = root.querySelector(sel);
+      if (hit) return hit;
+      for (const el of root.querySelectorAll('*')) if (el.shadowRoot) stack.push(el.shadowRoot);
+    }
+    return null;
+  };
+  const root = selector ? findDeep(selector) : document.documentElement;
+  if (!root) return null;
+  const esc = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const attr = (s) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
+  const out = [];
+  let size = 0;
+  let truncated = false;
+  const push = (s) => {
+    if (size + s.length > maxChars) { truncated = true; return false; }
+    out.push(s); size += s.length; return true;
+  };
+  const walk = (node) => {
+    if (truncated) return;
+    if (node.nodeType === Node.TEXT_NODE) { push(esc(node.textContent)); return; }
+    if (node.nodeType === Node.COMMENT_NODE) return;
+    if (node.nodeType !== Node.ELEMENT_NODE) return;
+    const tag = node.tagName.toLowerCase();
+    if (tag === 'script' || tag === 'style') { push(`<${tag}>…</${tag}>`); return; }
+    const attrs = Array.from(node.attributes).map((a) => ` ${a.name}="${attr(a.value)}"`).join('');
+    if (!push(`<${tag}${attrs}>`)) return;
+    if (node.shadowRoot) {
+      push('<template shadowrootmode="open">');
+      node.shadowRoot.childNodes.forEach(walk);
+      push('</template>');
+    }
+    node.childNodes.forEach(walk);
+    push(`</${tag}>`);
+  };
+  walk(root);
+  return { html: out.join(''), truncated, chars: size };
+}
+"""
+
+
+async def run(
+    ctx: ActorContext,
+    *,
+    table: ProviderTable,
+    state_dir: Path | None = None,
+    stall_s: float | None = None,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    actor = ProviderActor(ctx, table, stall_s=stall_s)
+    actor.debug_dir = state_dir / "debug" if state_dir is not None else None
+    asks_send, asks_recv = trio.open_memory_channel[Envelope[Any]](math.inf)
+    async with trio.open_nursery() as nursery:
+        actor.ctx_nursery = nursery
+        nursery.start_soon(_asker, ctx, actor, asks_recv)
+        task_status.started()
+        async for env in ctx.messages():
+            msg = env.message
+            if isinstance(msg, Ask):
+                env.started = False  # queued: a crash now does not count as an attempt of this ask
+                asks_send.send_nowait(env)  # asks run one at a time, in arrival order
+            elif isinstance(msg, Snapshot | GetDom):
+                nursery.start_soon(_inspect, ctx, actor, env)  # inspection must work while an ask is running
+            else:
+                env.fail(InvalidArgument(f"{table.name} does not accept {type(msg).__name__}"))
+                ctx.inbox.done(env)
+        nursery.cancel_scope.cancel()
+
+
+async def _inspect(ctx: ActorContext, actor: ProviderActor, env: Envelope[Any]) -> None:
+    msg = env.message
+    try:
+        result = await (actor.snapshot(msg) if isinstance(msg, Snapshot) else actor.get_dom(msg))
+    except BridgeError as exc:
+        env.fail(exc)
+    except TabGone as exc:
+        env.fail(TabClosed(f"the {actor.t.title} tab went away: {exc}"))
+    else:
+        env.reply(result)
+    ctx.inbox.done(env)
+
+
+async def _asker(ctx: ActorContext, actor: ProviderActor, asks: trio.MemoryReceiveChannel[Envelope[Any]]) -> None:
+    async for env in asks:
+        if env.abandoned or env.answered:
+            ctx.inbox.done(env)
+            continue
+        env.started = True
+        await _one_ask(ctx, actor, env)
+
+
+async def _one_ask(ctx: ActorContext, actor: ProviderActor, env: Envelope[Any]) -> None:
+    msg: Ask = env.message
+    ask_id = msg.ask_id or uuid.uuid4().hex
+    started = time.time()
+    status = "ok"
+    error: BridgeError | None = None
+    result: AskResult | None = None
+    cancelled = False
+    crash: StuckError | None = None
+    with trio.CancelScope() as scope:
+
+        async def watch_abandon() -> None:
+            await env.wait_abandoned()
+            scope.cancel()
+
+        async with trio.open_nursery() as inner:
+            inner.start_soon(watch_abandon)
+            try:
+                result = await actor.ask(env, msg)
+            except StuckError as exc:
+                if env.attempt <= MAX_RETRIES:
+                    actor.log.warning("%s (attempt %d); restarting the %s actor to retry", exc, env.attempt,
+                                      actor.t.title)
+                    crash = exc  # crash on purpose (below): the supervisor restarts us with a fresh tab connection
+                else:
+                        status, error = "stuck", StuckError(f"{exc} — gave up after {MAX_RETRIES} retries",
+                                                        hint="Reload the tab or start a new chat (new_chat: true).")
+            except TabGone as exc:
+                actor.conn = None
+                status, error = "failed", TabClosed(f"the {actor.t.title} tab went away during the ask: {exc}",
+                                                    hint="Retry; ai-bridge opens or reuses a tab on the next call.")
+            except trio.TooSlowError as exc:
+                status, error = "failed", ResponseTimeout(f"{actor.t.title}: timed out waiting for {exc}")
+            except (ExtensionDisconnected, TabClosed) as exc:
+                actor.conn = None
+                status, error = "failed", exc
+            except BridgeError as exc:
+                status, error = ("rate_limited" if isinstance(exc, RateLimited) else "failed"), exc
+            inner.cancel_scope.cancel()
+    if crash is not None:
+        raise crash  # re-delivered to our successor with attempt + 1
+    if scope.cancelled_caught:
+        cancelled = True
+        status = "cancelled"
+        with trio.CancelScope(shield=True), trio.move_on_after(3):
+            if actor.conn is not None and await actor.click_stop(actor.conn):
+                actor.log.info("%s ask cancelled by the client: clicked Stop", actor.t.title)
+    # Reply first (the caller's latency), then persist.
+    if not env.answered:
+        if result is not None:
+            env.reply(result)
+        else:
+            env.fail(error if error is not None else AskCancelled(f"the {actor.t.title} ask was cancelled"))
+    ctx.inbox.done(env)
+    record: dict[str, Any] = {
+        "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(started)) + "Z",
+        "project": msg.project, "provider": actor.t.name, "question": msg.question, "status": status,
+    }
+    if result is not None:
+        record.update(answer=result.answer, url=result.url, timings=result.timings, retries=result.retries)
+    elif error is not None:
+        record.update(error=f"[{error.code}] {error}")
+    elif cancelled:
+        record["error"] = "cancelled by the client"
+    with trio.CancelScope(shield=True), trio.move_on_after(10):
+        try:
+            if result is not None and actor.conn is not None:
+                await ctx.ref("session_store").call(
+                    SaveSession(msg.project, actor.t.name, result.url, actor.conn.tab_id), timeout=10)
+            await ctx.ref("session_store").call(AppendHistory(ask_id, record), timeout=10)
+        except BridgeError as exc:
+            actor.log.error("could not record the ask in history: %s", exc)
