@@ -38,3 +38,21 @@ def server_env(state_dir: Path, tmp_path: Path) -> dict[str, str]:
         "PYTHONUNBUFFERED": "1",
     })
     return env
+
+
+@pytest.fixture(scope="session")
+def fakesites_session():  # type: ignore[no-untyped-def]
+    from .fakesites.fixture import start_fakesites
+
+    sites = start_fakesites()
+    try:
+        yield sites
+    finally:
+        sites.close()
+
+
+@pytest.fixture
+def sites(fakesites_session):  # type: ignore[no-untyped-def]
+    """The fake ChatGPT and Gemini sites, reset for each test."""
+    fakesites_session.reset()
+    return fakesites_session

@@ -776,13 +776,6 @@ async def _one_ask(ctx: ActorContext, actor: ProviderActor, env: Envelope[Any]) 
         with trio.CancelScope(shield=True), trio.move_on_after(3):
             if actor.conn is not None and await actor.click_stop(actor.conn):
                 actor.log.info("%s ask cancelled by the client: clicked Stop", actor.t.title)
-    # Reply first (the caller's latency), then persist.
-    if not env.answered:
-        if result is not None:
-            env.reply(result)
-        else:
-            env.fail(error if error is not None else AskCancelled(f"the {actor.t.title} ask was cancelled"))
-    ctx.inbox.done(env)
     record: dict[str, Any] = {
         "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(started)) + "Z",
         "project": msg.project, "provider": actor.t.name, "question": msg.question, "status": status,
@@ -801,3 +794,10 @@ async def _one_ask(ctx: ActorContext, actor: ProviderActor, env: Envelope[Any]) 
             await ctx.ref("session_store").call(AppendHistory(ask_id, record), timeout=10)
         except BridgeError as exc:
             actor.log.error("could not record the ask in history: %s", exc)
+    # Persist before answering, so the history a client reads right after the reply already holds this ask.
+    if not env.answered:
+        if result is not None:
+            env.reply(result)
+        else:
+            env.fail(error if error is not None else AskCancelled(f"the {actor.t.title} ask was cancelled"))
+    ctx.inbox.done(env)
