@@ -1,0 +1,217 @@
+// One WebSocket connection to one ai-bridge server (docs/protocol.md).
+//
+// Lifecycle: connecting -> open (after `welcome`) -> closed. A Connection object is never reused: after it closes,
+// discovery.js decides whether and when to create a new one for the same server.
+
+import { CommandError } from './executor.js';
+
+const PROTOCOL_VERSION = 1;
+// The MV3 worker is stopped after 30 s without extension traffic; a frame we send every 20 s keeps it (and with
+// it this socket) alive.
+const PING_INTERVAL_MS = 20_000;
+const WELCOME_TIMEOUT_MS = 10_000;
+// The server pings every 15 s; hearing nothing for this long means the socket is dead without a close frame.
+const SILENCE_LIMIT_MS = 60_000;
+const MAX_FRAME_BYTES = 4 * 1024 * 1024; // the server closes with 1009 above this
+// Close codes after which reconnecting at once would only repeat the failure (bad token / bad hello, replaced by
+// a newer connection): discovery.js waits for a changed discovery answer or 30 s.
+const BACKOFF_CODES = new Set([4400, 4401, 4409]);
+
+export class Connection {
+  /**
+   * @param {object} o
+   * @param {number} o.port         discovery port the server answered on
+   * @param {object} o.info         the validated discovery answer
+   * @param {string} o.infoText     its JSON text (to notice a changed answer while backing off)
+   * @param {import('./executor.js').Executor} o.executor
+   * @param {() => void} o.onChange called on any state / error change (popup status)
+   * @param {(c: Connection) => void} o.onClosed called exactly once, when the connection closes
+   */
+  constructor({ port, info, infoText, executor, onChange, onClosed }) {
+    this.port = port;
+    this.serverId = info.serverId;
+    this.project = typeof info.project === 'string' ? info.project : '';
+    this.wsUrl = info.wsUrl;
+    this.token = info.token;
+    this.selfTestUrl = typeof info.selfTestUrl === 'string' ? info.selfTestUrl : null;
+    this.infoText = infoText;
+    this.executor = executor;
+    this.onChange = onChange;
+    this.onClosed = onClosed;
+
+    this.state = 'connecting';
+    this.connectedSince = null;
+    this.closedAt = null;
+    this.closeCode = null;
+    this.lastError = null;
+    this.backoff = false; // set when the close reason says "do not retry right away"
+    this.lastHeardAt = 0;
+    this.pingSeq = 0;
+    this.ws = null;
+    this.timers = [];
+  }
+
+  open() {
+    try {
+      this.ws = new WebSocket(this.wsUrl);
+    } catch (e) {
+      this._closed(null, `cannot open ${this.wsUrl}: ${e.message}`);
+      return;
+    }
+    this.ws.onopen = () =>
+      this._send({
+        type: 'hello',
+        token: this.token,
+        protocolVersion: PROTOCOL_VERSION,
+        extensionVersion: chrome.runtime.getManifest().version,
+        userAgent: navigator.userAgent,
+      });
+    this.ws.onmessage = (ev) => this._onFrame(ev.data);
+    this.ws.onerror = () => {}; // always followed by onclose, which carries the code
+    this.ws.onclose = (ev) => this._closed(ev.code, `closed by server (${ev.code}${ev.reason ? `: ${ev.reason}` : ''})`);
+    this.timers.push(setTimeout(() => this.close(`no welcome within ${WELCOME_TIMEOUT_MS / 1000} s`), WELCOME_TIMEOUT_MS));
+  }
+
+  /** Idempotent. `reason` is recorded as lastError (popup) unless null. */
+  close(reason = null, { backoff = false } = {}) {
+    if (this.state === 'closed') return;
+    if (backoff) this.backoff = true;
+    try {
+      this.ws?.close(1000, (reason ?? '').slice(0, 100));
+    } catch {
+      // already closing
+    }
+    this._closed(null, reason);
+  }
+
+  sendEvent(event, fields) {
+    if (this.state === 'open') this._send({ type: 'event', event, ...fields });
+  }
+
+  // ---- internals -------------------------------------------------------------------------------------------------
+
+  _closed(code, reason) {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    this.closedAt = Date.now();
+    this.closeCode = code;
+    this.connectedSince = null;
+    if (BACKOFF_CODES.has(code)) this.backoff = true;
+    if (reason) this.lastError = reason;
+    for (const t of this.timers) clearTimeout(t); // clearTimeout also clears intervals
+    this.timers = [];
+    if (this.ws) this.ws.onmessage = null; // replies to in-flight commands have nowhere to go
+    this.executor.release(this);
+    this.onChange();
+    this.onClosed(this);
+  }
+
+  _send(frame) {
+    if (this.ws?.readyState !== WebSocket.OPEN) return;
+    try {
+      this.ws.send(JSON.stringify(frame));
+    } catch (e) {
+      console.warn('ai-bridge: send failed', e);
+    }
+  }
+
+  _badFrame(message) {
+    this._send({ type: 'error', id: null, error: { code: 'bad_frame', message } });
+  }
+
+  _onFrame(data) {
+    this.lastHeardAt = Date.now();
+    if (typeof data !== 'string') return this._badFrame('binary frames are not supported');
+    let msg;
+    try {
+      msg = JSON.parse(data);
+    } catch {
+      return this._badFrame('invalid JSON');
+    }
+    if (msg === null || typeof msg !== 'object' || Array.isArray(msg) || typeof msg.type !== 'string') {
+      return this._badFrame('a frame must be a JSON object with a string "type"');
+    }
+    switch (msg.type) {
+      case 'ping':
+        return this._send({ type: 'pong', id: msg.id });
+      case 'pong':
+        return undefined; // lastHeardAt is all we need
+      case 'welcome':
+        return this._onWelcome(msg);
+      case 'command':
+        return void this._onCommand(msg);
+      case 'error': {
+        const e = msg.error ?? {};
+        this.lastError = `server error ${e.code ?? '?'}: ${e.message ?? ''}`.slice(0, 500);
+        return this.onChange();
+      }
+      default:
+        return this._badFrame(`unknown frame type: ${msg.type.slice(0, 64)}`);
+    }
+  }
+
+  _onWelcome(msg) {
+    if (this.state !== 'connecting') return;
+    if (msg.protocolVersion !== PROTOCOL_VERSION) {
+      return this.close(`server welcomed with protocolVersion ${msg.protocolVersion}`, { backoff: true });
+    }
+    if (msg.serverId !== this.serverId) {
+      return this.close(`welcome from serverId ${msg.serverId}, expected ${this.serverId}`, { backoff: true });
+    }
+    for (const t of this.timers) clearTimeout(t); // the welcome timeout
+    this.state = 'open';
+    this.connectedSince = Date.now();
+    this.lastError = null;
+    this.executor.register(this);
+    this.timers = [setInterval(() => this._keepalive(), PING_INTERVAL_MS)];
+    this.onChange();
+  }
+
+  _keepalive() {
+    if (Date.now() - this.lastHeardAt > SILENCE_LIMIT_MS) {
+      return this.close(`server silent for ${SILENCE_LIMIT_MS / 1000} s`);
+    }
+    this._send({ type: 'ping', id: ++this.pingSeq });
+  }
+
+  /** Answers the command's id exactly once, whatever happens. Never throws. */
+  async _onCommand(msg) {
+    const { id, method, params = {} } = msg;
+    if (!Number.isInteger(id)) return this._badFrame('command id must be an integer');
+    let reply;
+    try {
+      if (this.state !== 'open') throw new CommandError('bad_frame', 'command before welcome');
+      if (typeof method !== 'string') throw new CommandError('bad_frame', 'command method must be a string');
+      if (params === null || typeof params !== 'object' || Array.isArray(params)) {
+        throw new CommandError('bad_params', 'params must be an object');
+      }
+      const result = await this.executor.handle(this, method, params);
+      reply = { type: 'result', id, result: result ?? {} };
+    } catch (e) {
+      const code = e instanceof CommandError ? e.code : 'internal';
+      reply = { type: 'error', id, error: { code, message: String(e?.message ?? e) } };
+    }
+    let text;
+    try {
+      text = JSON.stringify(reply);
+    } catch (e) {
+      text = JSON.stringify({ type: 'error', id, error: { code: 'internal', message: `unserialisable result: ${e}` } });
+    }
+    // Over the frame limit the server would drop the whole connection (1009); fail just this command instead.
+    // (A UTF-16 length above limit/3 is the cheap pre-check: a JS char is at most 3 UTF-8 bytes.)
+    if (text.length > MAX_FRAME_BYTES / 3 && new TextEncoder().encode(text).length > MAX_FRAME_BYTES) {
+      text = JSON.stringify({
+        type: 'error',
+        id,
+        error: { code: 'internal', message: `result too large for one frame (${text.length} chars)` },
+      });
+    }
+    if (this.state !== 'closed' && this.ws.readyState === WebSocket.OPEN) {
+      try {
+        this.ws.send(text);
+      } catch (e) {
+        console.warn('ai-bridge: send failed', e);
+      }
+    }
+  }
+}

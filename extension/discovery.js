@@ -1,0 +1,173 @@
+// Server discovery: poll GET http://127.0.0.1:<port>/mcp-discovery on ports 8766-8775 and keep one Connection per
+// live serverId (docs/protocol.md).
+//
+// Polling is a setTimeout loop while the worker lives: every 1 s while no server is connected, every 5 s once one
+// is. When Chrome stops the worker the loop dies with it; background.js's alarm wakes the worker, module
+// evaluation starts the loop again.
+
+import { Connection } from './connection.js';
+
+export const PORTS = Array.from({ length: 10 }, (_, i) => 8766 + i);
+const FAST_MS = 1_000;
+const SLOW_MS = 5_000;
+const FETCH_TIMEOUT_MS = 500;
+const BACKOFF_MS = 30_000;
+const FORGET_MS = 5 * 60_000; // a closed server that stopped answering leaves the popup after this
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** The parsed discovery answer on `port`, or null (nothing listening, not 200, not JSON, too slow). */
+async function probe(port) {
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(), FETCH_TIMEOUT_MS);
+  try {
+    const resp = await fetch(`http://127.0.0.1:${port}/mcp-discovery`, {
+      signal: ctl.signal, // also bounds reading the body
+      credentials: 'omit',
+      cache: 'no-store',
+      redirect: 'error',
+    });
+    return resp.ok ? await resp.json() : null;
+  } catch {
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Why a discovery answer is unusable, or null if it is fine. */
+function problemWith(info) {
+  if (info === null || typeof info !== 'object' || Array.isArray(info)) return 'discovery answer is not an object';
+  if (info.protocolVersion !== 1) return `unsupported protocolVersion ${JSON.stringify(info.protocolVersion)} (need 1)`;
+  for (const key of ['wsUrl', 'token', 'serverId']) {
+    if (typeof info[key] !== 'string' || !info[key]) return `discovery answer lacks ${key}`;
+  }
+  let url;
+  try {
+    url = new URL(info.wsUrl);
+  } catch {
+    return `bad wsUrl ${info.wsUrl}`;
+  }
+  // The token is only ever sent to a loopback socket, whatever a discovery answer says.
+  if (url.protocol !== 'ws:' || !LOOPBACK_HOSTS.has(url.hostname)) return `wsUrl is not a loopback ws:// URL: ${info.wsUrl}`;
+  return null;
+}
+
+export class Discovery {
+  constructor({ executor, onChange }) {
+    this.executor = executor;
+    this.onChange = onChange;
+    /** serverId -> Connection (the live one, or the last closed one: kept for backoff and the popup) */
+    this.conns = new Map();
+    /** port -> {port, serverId, project, lastError} for answers we refuse (e.g. another protocol version) */
+    this.refused = new Map();
+    this.timer = null;
+    this.nextAt = Infinity;
+    this.polling = false;
+    this.hurry = false;
+  }
+
+  /** Start the loop unless it is running (worker start, alarm). */
+  ensureRunning() {
+    if (this.timer === null && !this.polling) this._schedule(0);
+  }
+
+  /** Poll again within `ms` (a connection closed: reconnect via polling). */
+  kick(ms = FAST_MS) {
+    if (this.polling) this.hurry = true;
+    else if (this.nextAt > Date.now() + ms) this._schedule(ms);
+  }
+
+  /** Rows for the popup. */
+  snapshot() {
+    const rows = [...this.conns.values()].map((c) => ({
+      serverId: c.serverId,
+      project: c.project,
+      port: c.port,
+      state: c.state === 'closed' && c.backoff ? 'backing off' : c.state,
+      connectedSince: c.connectedSince,
+      lastError: c.lastError,
+    }));
+    for (const r of this.refused.values()) rows.push({ ...r, state: 'refused', connectedSince: null });
+    return rows.sort((a, b) => a.port - b.port || String(a.serverId).localeCompare(String(b.serverId)));
+  }
+
+  _anyOpen() {
+    for (const c of this.conns.values()) if (c.state === 'open') return true;
+    return false;
+  }
+
+  _schedule(ms) {
+    clearTimeout(this.timer);
+    this.nextAt = Date.now() + ms;
+    this.timer = setTimeout(() => this._poll(), ms);
+  }
+
+  async _poll() {
+    this.timer = null;
+    this.nextAt = Infinity;
+    this.polling = true;
+    try {
+      const answers = await Promise.all(PORTS.map(probe));
+      this._reconcile(answers);
+    } catch (e) {
+      console.warn('ai-bridge: discovery round failed', e); // never let the loop die
+    } finally {
+      this.polling = false;
+      const interval = this._anyOpen() ? SLOW_MS : FAST_MS;
+      this._schedule(this.hurry ? Math.min(interval, FAST_MS) : interval);
+      this.hurry = false;
+    }
+  }
+
+  _reconcile(answers) {
+    const now = Date.now();
+    answers.forEach((info, i) => {
+      const port = PORTS[i];
+      if (info === null) {
+        this.refused.delete(port);
+        return;
+      }
+      const problem = problemWith(info);
+      if (problem) {
+        const serverId = typeof info?.serverId === 'string' ? info.serverId : null;
+        const project = typeof info?.project === 'string' ? info.project : '';
+        this.refused.set(port, { port, serverId, project, lastError: problem });
+        return;
+      }
+      this.refused.delete(port);
+      this._offer(port, info, now);
+    });
+    for (const [id, c] of this.conns) {
+      if (c.state === 'closed' && now - c.lastSeenAt > FORGET_MS) this.conns.delete(id);
+    }
+    this.onChange();
+  }
+
+  /** A valid discovery answer: make sure exactly one suitable connection to that server exists. */
+  _offer(port, info, now) {
+    const infoText = JSON.stringify(info);
+    const old = this.conns.get(info.serverId);
+    if (old) {
+      old.lastSeenAt = now;
+      const sameEndpoint = old.wsUrl === info.wsUrl && old.token === info.token;
+      if (old.state !== 'closed') {
+        if (sameEndpoint) return;
+        old.close('server restarted on a new wsUrl/token'); // replaced below
+      } else if (old.backoff && old.infoText === infoText && now - old.closedAt < BACKOFF_MS) {
+        return; // do not hammer a server that refused us; retry when its answer changes or after 30 s
+      }
+    }
+    const conn = new Connection({
+      port,
+      info,
+      infoText,
+      executor: this.executor,
+      onChange: this.onChange,
+      onClosed: () => this.kick(),
+    });
+    conn.lastSeenAt = now;
+    conn.lastError = old?.lastError ?? null; // keep showing why the previous attempt failed
+    this.conns.set(info.serverId, conn);
+    conn.open();
+  }
+}
