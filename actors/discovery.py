@@ -145,6 +145,7 @@ async def run(
     hc.bind = [f"fd://{sock.detach()}"]
     hc.include_server_header = False
     hc.accesslog = None
+    hc.errorlog = logging.getLogger("hypercorn.error")  # our handlers and levels, not hypercorn's own stderr one
     hc.graceful_timeout = 1.0
     shutdown = trio.Event()
     async with trio.open_nursery() as nursery:

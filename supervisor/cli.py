@@ -61,6 +61,11 @@ def parser() -> argparse.ArgumentParser:
     a.add_argument("--json", action="store_true", help="print the structured result as JSON")
     a.add_argument("question", help="the question (use - to read it from stdin)")
 
+    d = sub.add_parser("doctor", help="launch headless Chromium with the extension and check every link",
+                       description="Checks: browser found, discovery guarded, extension connected, relay round "
+                       "trip, debugger attach on the self-test page. Uses a temporary profile. Exit 0 = all pass.")
+    _common(d)
+
     sub.add_parser("extension-path", help="print the folder of the Chrome extension to 'Load unpacked'")
     return p
 
@@ -104,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         from .app import serve
 
         return trio.run(serve, config)
+    if args.command == "doctor":
+        from .doctor import doctor_main
+
+        return trio.run(doctor_main, config)
     if args.command == "ask":
         from .ask import ask_main
 

@@ -1,0 +1,143 @@
+"""``ai-bridge doctor``: launch headless Chromium with the bundled extension (temporary profile), check every link of
+the chain, print a table with timings and the fix for each failure. Exit 0 only when everything passes."""
+
+from __future__ import annotations
+
+import http.client
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+
+import attrs
+import trio
+
+from .app import serve
+from .config import Config
+from .errors import BridgeError
+
+
+@attrs.define
+class Check:
+    name: str
+    ok: bool = False
+    detail: str = ""
+    ms: float | None = None
+    fix: str = ""
+
+
+async def doctor_main(config: Config) -> int:
+    from actors.browser import browser_version, find_browser
+    from actors.messages import DiscoveryPort, EnsureBrowser, ExtCommand
+
+    config = attrs.evolve(config, browser="launch", headless=True, isolated=True)
+    checks: list[Check] = []
+
+    async def step(name: str, fix: str, fn: Callable[[], Awaitable[str]]) -> bool:
+        check = Check(name, fix=fix)
+        checks.append(check)
+        t0 = time.perf_counter()
+        try:
+            check.detail = await fn()
+            check.ok = True
+        except (BridgeError, OSError, trio.TooSlowError, KeyError, AssertionError) as exc:
+            check.detail = f"{type(exc).__name__}: {exc}"
+        check.ms = (time.perf_counter() - t0) * 1000
+        return check.ok
+
+    path: list[str] = []
+
+    async def browser_found() -> str:
+        found = await trio.to_thread.run_sync(find_browser, config.browser_path)
+        path.append(found)
+        return f"{found} ({await trio.to_thread.run_sync(browser_version, found) or 'unknown version'})"
+
+    if not await step("browser found", "apt-get install -y chromium (or pass --browser-path)", browser_found):
+        return report(checks)
+    config = attrs.evolve(config, browser_path=path[0])
+
+    stop = trio.Event()
+    async with trio.open_nursery() as nursery:
+        runtime = await nursery.start(lambda task_status: serve(config, with_front=False, stop=stop,
+                                                                task_status=task_status))
+        reg = runtime.registry
+        port = await reg.ref("discovery").call(DiscoveryPort(), timeout=5)
+
+        async def discovery_guarded() -> str:
+            def probe(origin: str | None) -> int:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                headers = {"Origin": origin} if origin else {}
+                conn.request("GET", "/mcp-discovery", headers=headers)
+                status = conn.getresponse().status
+                conn.close()
+                return status
+
+            own = await trio.to_thread.run_sync(probe, None)
+            web = await trio.to_thread.run_sync(probe, "https://example.com")
+            assert own == 200 and web == 403, f"own request {own}, web origin {web}"
+            return f"http://127.0.0.1:{port}: local 200, web origin 403"
+
+        await step("discovery (loopback, web origins refused)", "another program may hold ports 8766-8775",
+                   discovery_guarded)
+
+        async def extension_connected() -> str:
+            await reg.ref("browser").call(EnsureBrowser(timeout_s=20), timeout=30)
+            return "connected"
+
+        ok = await step("browser launched, extension connected",
+                        "see <state-dir>/browser.log; a branded Chrome >= 137 needs the extension loaded by hand",
+                        extension_connected)
+        relay = reg.ref("relay")
+        if ok:
+            async def roundtrip() -> str:
+                samples = []
+                for _ in range(20):
+                    t0 = time.perf_counter()
+                    await relay.call(ExtCommand("ext.info", {}, 5), timeout=10)
+                    samples.append((time.perf_counter() - t0) * 1000)
+                return f"median {statistics.median(samples):.2f} ms over 20"
+
+            await step("relay round trip", "the extension's service worker may be crashing: chrome://extensions",
+                       roundtrip)
+
+            async def attach_selftest() -> str:
+                created = await relay.call(ExtCommand("tabs.create", {
+                    "url": f"http://127.0.0.1:{port}/selftest", "newWindow": True}, 30), timeout=40)
+                tab = created["tab"]["tabId"]
+                try:
+                    await relay.call(ExtCommand("debugger.attach", {"tabId": tab}), timeout=15)
+                    got = await relay.call(ExtCommand("cdp.send", {"tabId": tab, "method": "Runtime.evaluate",
+                                                                   "params": {"expression": "document.title",
+                                                                              "returnByValue": True}}), timeout=15)
+                    title = got["result"]["value"]
+                    assert title == "ai-bridge self-test", f"unexpected page title {title!r}"
+                    await relay.call(ExtCommand("cdp.send", {"tabId": tab, "method": "Runtime.evaluate", "params": {
+                        "expression": "document.getElementById('probe').focus()"}}), timeout=15)
+                    await relay.call(ExtCommand("cdp.send", {"tabId": tab, "method": "Input.insertText",
+                                                             "params": {"text": "ai-bridge ✓"}}), timeout=15)
+                    got = await relay.call(ExtCommand("cdp.send", {"tabId": tab, "method": "Runtime.evaluate",
+                                                                   "params": {"expression": "probe.value",
+                                                                              "returnByValue": True}}), timeout=15)
+                    assert got["result"]["value"] == "ai-bridge ✓", "typed text did not arrive"
+                finally:
+                    await relay.call(ExtCommand("tabs.close", {"tabId": tab}), timeout=10)
+                return "attached, evaluated, typed"
+
+            await step("debugger attach on the self-test page", "check chrome://extensions for errors",
+                       attach_selftest)
+        stop.set()
+    return report(checks)
+
+
+def report(checks: list[Check]) -> int:
+    width = max(len(c.name) for c in checks)
+    out = sys.stdout
+    print(f"{'check':<{width}}  result  {'time':>9}  detail", file=out)
+    for c in checks:
+        ms = f"{c.ms:8.0f}ms" if c.ms is not None else ""
+        print(f"{c.name:<{width}}  {'ok' if c.ok else 'FAIL':<6}  {ms:>9}  {c.detail}", file=out)
+        if not c.ok:
+            print(f"{'':<{width}}  fix: {c.fix}", file=out)
+    ok = all(c.ok for c in checks)
+    print("all checks passed" if ok else "some checks failed", file=out)
+    return 0 if ok else 1
