@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import trio
 
-from .e2e import Bridge, open_bridge, requires_chromium
+from .e2e import open_bridge, requires_chromium
 from .fakesites.fixture import FakeSites
 from .fakesites.scripting import answer_ref
 
@@ -213,7 +213,7 @@ async def test_background_tab_quirk_is_handled(sites: FakeSites, tmp_path: Path)
                 while await dt.evaluate(tab, "document.readyState") != "complete":
                     await trio.sleep(0.05)
             assert await dt.evaluate(tab, "document.visibilityState") == "hidden"
-            sc = assert_answers(await b.call("ask_chatgpt_web", {"question": q}), q, "chatgpt")
+            assert_answers(await b.call("ask_chatgpt_web", {"question": q}), q, "chatgpt")
             pages = await dt.pages("https://chatgpt.com/")
             assert [p["targetId"] for p in pages] == [tab]  # reused, no second tab
 

@@ -206,7 +206,8 @@ async def _ask_one(deps: FrontDeps, provider: str, args: dict[str, Any], project
 
 
 def _structured(r: AskResult) -> dict[str, Any]:
-    return {"provider": r.provider, "answer": r.answer, "url": r.url, "timings": r.timings, "retries": r.retries}
+    return {"provider": r.provider, "answer": r.answer, "url": r.url, "timings": r.timings, "retries": r.retries,
+            "completion": {"reason": r.completion_reason, "detectedAtMs": r.detected_at_ms, "thinking": r.thinking}}
 
 
 def ask_tool(provider: str) -> Handler:

@@ -1,0 +1,431 @@
+"""Answer scripts, the default answer rule and per-site control state (no web framework in here).
+
+Everything a test can script lives here so it can be unit-tested and imported without quart:
+:class:`Script` (how the next answer behaves), :class:`PageOptions` (how the next page loads behave),
+:func:`default_answer` and :func:`split_chunks`, and :class:`SiteState` (queue, log, conversations, in-flight
+generations) that the web apps in ``server.py`` drive.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+import secrets
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+
+def now_ms() -> float:
+    """Wall-clock epoch milliseconds (same clock as ``performance.timeOrigin + performance.now()``)."""
+    return time.time() * 1000.0
+
+
+class ControlError(ValueError):
+    """A control request is malformed (HTTP 400)."""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Scripts
+
+
+@dataclass(frozen=True)
+class Script:
+    """How one answer is produced. Field names are the JSON keys of the control API.
+
+    Defaults give the benchmark's standard generation: 400 ms to the first token, then 10 chunks 100 ms apart,
+    i.e. the answer is complete 1.3 s after the question arrives.
+    """
+
+    text: str | None = None        # literal markdown answer; None = use ``rule``
+    rule: str = "default"          # "default" (derived from the question) | "echo" (the question itself)
+    chunks: int = 10               # number of streamed chunks
+    intervalMs: float = 100.0      # pause between chunks
+    firstTokenMs: float = 400.0    # pause between receiving the question and the first chunk (or thinking start)
+    thinking: bool = False         # ChatGPT only: Thinking mode ("Skip thinking" then "Thinking time: Xs")
+    thinkingMs: float = 2000.0     # thinking duration (cut short by a click on "Skip thinking")
+    stuck: bool = False            # stream the text but never finish: the stop button stays forever
+    neverAnswer: bool = False      # accept the question (user turn shows) but never start an answer
+    rateLimited: bool = False      # answer with the site's rate-limit message instead
+
+    @classmethod
+    def from_json(cls, data: Any) -> Script:
+        if data is None:
+            return cls()
+        if not isinstance(data, dict):
+            raise ControlError("a script must be a JSON object")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(data) - names
+        if unknown:
+            raise ControlError(f"unknown script fields: {sorted(unknown)}; known: {sorted(names)}")
+        script = cls(**data)
+        script.validate()
+        return script
+
+    def validate(self) -> None:
+        if self.text is not None and not isinstance(self.text, str):
+            raise ControlError("text must be a string or null")
+        if self.rule not in ("default", "echo"):
+            raise ControlError("rule must be 'default' or 'echo'")
+        if not isinstance(self.chunks, int) or self.chunks < 1:
+            raise ControlError("chunks must be an integer >= 1")
+        for name in ("intervalMs", "firstTokenMs", "thinkingMs"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or value < 0:
+                raise ControlError(f"{name} must be a number >= 0")
+        for name in ("thinking", "stuck", "neverAnswer", "rateLimited"):
+            if not isinstance(getattr(self, name), bool):
+                raise ControlError(f"{name} must be a boolean")
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class PageOptions:
+    """How a page load behaves (the HTML document of ``/``, ``/c/<id>``, ``/app``, ``/app/<id>``)."""
+
+    lang: str = "en"               # "en" | "ja": UI labels, <html lang>, rate-limit text
+    login: bool = False            # serve the logged-out page: no input box, a "Log in" button
+    slowBootMs: float = 0.0        # the app's boot request is answered this late, so the input box appears late
+    editor: str = "prosemirror"    # ChatGPT only: "prosemirror" (contenteditable div) | "textarea"
+
+    @classmethod
+    def from_json(cls, data: Any) -> PageOptions:
+        if not isinstance(data, dict):
+            raise ControlError("page must be a JSON object")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(data) - names
+        if unknown:
+            raise ControlError(f"unknown page fields: {sorted(unknown)}; known: {sorted(names)} (+ count)")
+        opts = cls(**data)
+        if opts.lang not in ("en", "ja"):
+            raise ControlError("lang must be 'en' or 'ja'")
+        if opts.editor not in ("prosemirror", "textarea"):
+            raise ControlError("editor must be 'prosemirror' or 'textarea'")
+        if not isinstance(opts.login, bool):
+            raise ControlError("login must be a boolean")
+        if not isinstance(opts.slowBootMs, (int, float)) or opts.slowBootMs < 0:
+            raise ControlError("slowBootMs must be a number >= 0")
+        return opts
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _count(value: Any) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ControlError("count must be a positive integer or null (= until reset)")
+    return value
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The default answer rule
+
+_JA = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff00-\uffef]")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_CODE = re.compile(
+    r"\b(code|function|program|script|snippet|implement\w*|python|javascript|typescript|sql|regex)\b"
+    r"|コード|関数|プログラム|スクリプト|実装",
+    re.IGNORECASE,
+)
+
+RATE_LIMIT_TEXT = {
+    "chatgpt": {
+        "en": "You've reached our limit of messages. Please try again later.",
+        "ja": "メッセージの上限に達しました。しばらくしてからもう一度お試しください。",
+    },
+    "gemini": {
+        "en": "You've reached your limit for now. Please try again later.",
+        "ja": "現在、上限に達しています。しばらくしてからもう一度お試しください。",
+    },
+}
+
+
+def is_japanese(text: str) -> bool:
+    return bool(_JA.search(text))
+
+
+def wants_code(question: str) -> bool:
+    return bool(_CODE.search(question))
+
+
+def answer_ref(question: str) -> str:
+    """An 8-hex-digit tag that identifies the question; every default answer contains it."""
+    return hashlib.sha256(question.encode("utf-8")).hexdigest()[:8]
+
+
+def numbers_in(question: str) -> list[str]:
+    return _NUMBER.findall(question)
+
+
+def default_answer(question: str) -> str:
+    """A deterministic markdown answer: mentions ``answer_ref(question)``, repeats every number of the question,
+    has a bullet list and a numbered list, and a fenced code block when code is asked for. Japanese questions get
+    a Japanese answer."""
+    ref = answer_ref(question)
+    nums = numbers_in(question)
+    code = wants_code(question)
+    py_list = "[" + ", ".join(f'"{n}"' for n in nums) + "]"
+    if is_japanese(question):
+        parts = [f"回答 {ref}：ご質問への決まった回答です。"]
+        if nums:
+            parts.append("ご質問に含まれていた数字：" + "、".join(nums))
+        else:
+            parts.append("ご質問には数字が含まれていませんでした。")
+        parts.append("ポイント：")
+        parts.append("\n".join([
+            f"- 質問は{len(question)}文字でした。",
+            f"- この回答の参照番号は {ref} です。",
+            "- 同じ質問には常に同じ回答を返します。",
+        ]))
+        if code:
+            parts.append("ご依頼のコードです：")
+            parts.append(f"```python\ndef answer():\n    # 参照 {ref}\n    return {py_list}\n```")
+        parts.append("1. 回答を読みます。\n2. 数字を確認します。")
+        parts.append("以上です。")
+    else:
+        words = len(question.split())
+        parts = [f"Answer {ref}: here is a deterministic reply to your question."]
+        if nums:
+            listed = nums[0] if len(nums) == 1 else ", ".join(nums[:-1]) + " and " + nums[-1]
+            parts.append(f"The numbers in your question were: {listed}.")
+        else:
+            parts.append("Your question had no numbers in it.")
+        parts.append("Points to keep in mind:")
+        parts.append("\n".join([
+            f"- It had {words} words and {len(question)} characters.",
+            f"- The reference for this answer is **{ref}**.",
+            "- The same question always gets the same answer.",
+        ]))
+        if code:
+            parts.append("Here is the code you asked for:")
+            parts.append(f"```python\ndef answer():\n    # reference {ref}\n    return {py_list}\n```")
+        parts.append("1. Read the answer.\n2. Check the numbers.")
+        parts.append("That is all.")
+    return "\n\n".join(parts)
+
+
+def answer_for(script: Script, question: str) -> str:
+    if script.text is not None:
+        return script.text
+    if script.rule == "echo":
+        return question
+    return default_answer(question)
+
+
+def split_chunks(text: str, n: int) -> list[str]:
+    """Split ``text`` into ``n`` (or fewer, if it is shorter) consecutive, nearly equal, non-empty pieces."""
+    if not text:
+        return [""]
+    n = max(1, min(n, len(text)))
+    size, extra = divmod(len(text), n)
+    out, pos = [], 0
+    for i in range(n):
+        step = size + (1 if i < extra else 0)
+        out.append(text[pos:pos + step])
+        pos += step
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Per-site state
+
+
+@dataclass(eq=False)
+class Generation:
+    """One question being answered; its ``entry`` is the public log record."""
+
+    entry: dict
+    script: Script
+    answer: str
+    skip_thinking: trio.Event = field(default_factory=trio.Event)
+    aborted: trio.Event = field(default_factory=trio.Event)
+
+    async def pause(self, ms: float, *, also: trio.Event | None = None) -> None:
+        """Sleep ``ms`` unless aborted (or ``also`` fires) first."""
+        if ms <= 0:
+            return
+        with trio.move_on_after(ms / 1000.0):
+            if also is None:
+                await self.aborted.wait()
+            else:
+                async with trio.open_nursery() as nursery:
+                    async def watch(ev: trio.Event) -> None:
+                        await ev.wait()
+                        nursery.cancel_scope.cancel()
+                    nursery.start_soon(watch, self.aborted)
+                    nursery.start_soon(watch, also)
+
+
+@dataclass(eq=False)
+class _QueueItem:
+    script: Script
+    remaining: int | None  # None = until reset / replaced
+
+
+class SiteState:
+    """Scripting queue, page options, log, conversations and in-flight generations of one fake site."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.reset()
+
+    def reset(self) -> None:
+        for gen in getattr(self, "inflight", {}).values():
+            gen.aborted.set()
+        self.queue: list[_QueueItem] = []
+        self.page: PageOptions = PageOptions()
+        self.page_remaining: int | None = None
+        self.questions: list[dict] = []
+        self.pages: list[dict] = []
+        self.conversations: dict[str, list[dict]] = {}
+        self.inflight: dict[str, Generation] = {}
+        self.boots: dict[str, float] = {}  # boot token -> delay ms
+        self._seq = 0
+
+    # -- control ---------------------------------------------------------------------------------------------
+
+    def control(self, body: Any) -> dict:
+        if not isinstance(body, dict):
+            raise ControlError("body must be a JSON object")
+        allowed = {"next", "count", "answers", "append", "page"}
+        unknown = set(body) - allowed
+        if unknown:
+            raise ControlError(f"unknown control fields: {sorted(unknown)}; known: {sorted(allowed)}")
+        items: list[_QueueItem] = []
+        if "answers" in body:
+            if "next" in body:
+                raise ControlError("give either 'next' or 'answers', not both")
+            answers = body["answers"]
+            if not isinstance(answers, list):
+                raise ControlError("answers must be a list of scripts")
+            items = [_QueueItem(Script.from_json(a), 1) for a in answers]
+        elif "next" in body:
+            items = [_QueueItem(Script.from_json(body["next"]), _count(body.get("count")))]
+        page = None
+        if "page" in body:
+            raw = dict(body["page"]) if isinstance(body["page"], dict) else body["page"]
+            page_count = _count(raw.pop("count", None)) if isinstance(raw, dict) else None
+            page = (PageOptions.from_json(raw), page_count)
+        # apply only after everything validated
+        if "answers" in body or "next" in body:
+            if body.get("append"):
+                self.queue.extend(items)
+            else:
+                self.queue = items
+        if page is not None:
+            self.page, self.page_remaining = page
+        return self.state()
+
+    def state(self) -> dict:
+        return {
+            "site": self.name,
+            "queue": [{"script": it.script.to_json(), "remaining": it.remaining} for it in self.queue],
+            "page": {**self.page.to_json(), "count": self.page_remaining},
+            "defaults": Script().to_json(),
+        }
+
+    def take_script(self) -> Script:
+        if not self.queue:
+            return Script()
+        head = self.queue[0]
+        if head.remaining is not None:
+            head.remaining -= 1
+            if head.remaining <= 0:
+                self.queue.pop(0)
+        return head.script
+
+    def take_page(self, path: str) -> tuple[PageOptions, str]:
+        """Options for one page load, and the boot token its app will present when booting."""
+        opts = self.page
+        if self.page_remaining is not None:
+            self.page_remaining -= 1
+            if self.page_remaining <= 0:
+                self.page, self.page_remaining = PageOptions(), None
+        token = secrets.token_hex(8)
+        self.boots[token] = opts.slowBootMs
+        self.pages.append({"path": path, "atMs": now_ms(), **opts.to_json(), "boot": token})
+        return opts, token
+
+    def boot_delay_ms(self, token: str) -> float:
+        return self.boots.pop(token, 0.0)
+
+    # -- questions -------------------------------------------------------------------------------------------
+
+    def new_conversation_id(self) -> str:
+        if self.name == "chatgpt":
+            return str(uuid.uuid4())
+        return secrets.token_hex(8)  # Gemini: /app/<16 hex>
+
+    def begin(self, question: str, conversation_id: str | None, lang: str = "en") -> Generation:
+        """Log a question and decide how it is answered. ``lang`` is the UI language the page reported."""
+        script = self.take_script()
+        if conversation_id is None or conversation_id not in self.conversations:
+            conversation_id = conversation_id or self.new_conversation_id()
+            self.conversations.setdefault(conversation_id, [])
+        self._seq += 1
+        message_id = str(uuid.uuid4())
+        if script.rateLimited:
+            answer = RATE_LIMIT_TEXT[self.name]["ja" if lang == "ja" else "en"]
+        else:
+            answer = answer_for(script, question)
+        entry = {
+            "seq": self._seq,
+            "site": self.name,
+            "question": question,
+            "receivedAtMs": now_ms(),
+            "conversationId": conversation_id,
+            "messageId": message_id,
+            "script": script.to_json(),
+            "status": "received",
+            "answer": answer,
+            "firstTokenAtMs": None,
+            "thinkingSeconds": None,
+            "thinkingSkipped": False,
+            "streamEndAtMs": None,
+            "completedAtMs": None,
+        }
+        self.questions.append(entry)
+        self.conversations[conversation_id].append({"role": "user", "text": question, "messageId": message_id})
+        gen = Generation(entry, script, answer)
+        self.inflight[message_id] = gen
+        return gen
+
+    def finish(self, gen: Generation, status: str) -> None:
+        """The stream ended (``complete``/``rate_limited``) or was cut (``disconnected``/``aborted``)."""
+        entry = gen.entry
+        entry["status"] = status
+        if status in ("complete", "rate_limited"):
+            entry["streamEndAtMs"] = now_ms()
+            convo = self.conversations.get(entry["conversationId"])
+            if convo is not None:
+                convo.append({"role": "assistant", "text": gen.answer, "messageId": entry["messageId"],
+                              "thinkingSeconds": entry["thinkingSeconds"]})
+        else:
+            self.inflight.pop(entry["messageId"], None)
+        # complete answers stay in ``inflight`` until the page reports when its UI went idle
+
+    def report_complete(self, message_id: str, t_ms: float) -> bool:
+        """The page says it switched the UI to idle for ``message_id`` at ``t_ms`` (epoch ms)."""
+        gen = self.inflight.pop(message_id, None)
+        if gen is None or gen.entry["completedAtMs"] is not None:
+            return False
+        gen.entry["completedAtMs"] = float(t_ms)
+        return True
+
+    def skip_thinking(self, message_id: str) -> bool:
+        gen = self.inflight.get(message_id)
+        if gen is None:
+            return False
+        gen.skip_thinking.set()
+        return True
+
+    def log(self) -> dict:
+        return {"site": self.name, "questions": self.questions, "pages": self.pages}

@@ -1,0 +1,490 @@
+"""The fake chatgpt.com and gemini.google.com: two quart-trio apps served by hypercorn over TLS.
+
+Run ``python -m tests.fakesites --chatgpt-port 0 --gemini-port 0 --cert-dir DIR``: it prints one JSON line
+(ports, SPKI hash, certificate paths) to stdout, then serves until SIGTERM/SIGINT or EOF on stdin.
+See ``tests/fakesites/__init__.py`` for the control API.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import functools
+import hashlib
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import trio
+import trustme
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from hypercorn.config import Config
+from hypercorn.trio import serve as hypercorn_serve
+from quart import Response, request
+from quart_trio import QuartTrio
+
+from .scripting import ControlError, Generation, SiteState, now_ms, split_chunks
+
+HERE = Path(__file__).resolve().parent
+HOSTNAMES = ("chatgpt.com", "gemini.google.com")
+
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# TLS
+
+
+def make_certificates(cert_dir: str | os.PathLike) -> dict:
+    """Create a throwaway CA and a leaf certificate for both host names (and localhost / 127.0.0.1).
+
+    Returns paths and the base64 SHA-256 of the leaf's SubjectPublicKeyInfo, the value Chromium's
+    ``--ignore-certificate-errors-spki-list`` wants.
+    """
+    cert_dir = Path(cert_dir)
+    cert_dir.mkdir(parents=True, exist_ok=True)
+    ca = trustme.CA(organization_name="ai-bridge fakesites CA")
+    leaf = ca.issue_cert(*HOSTNAMES, "localhost", "127.0.0.1", common_name="chatgpt.com")
+    ca_path = cert_dir / "ca.pem"
+    chain_path = cert_dir / "server.pem"
+    key_path = cert_dir / "server.key"
+    ca.cert_pem.write_to_path(str(ca_path))
+    with open(chain_path, "wb") as f:
+        for blob in leaf.cert_chain_pems:
+            f.write(blob.bytes())
+    leaf.private_key_pem.write_to_path(str(key_path))
+    cert = x509.load_pem_x509_certificate(leaf.cert_chain_pems[0].bytes())
+    spki = cert.public_key().public_bytes(serialization.Encoding.DER,
+                                          serialization.PublicFormat.SubjectPublicKeyInfo)
+    return {
+        "caCert": str(ca_path),
+        "certFile": str(chain_path),
+        "keyFile": str(key_path),
+        "spki": base64.b64encode(hashlib.sha256(spki).digest()).decode(),
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Helpers shared by both apps
+
+
+def _read(rel: str) -> str:
+    return (HERE / rel).read_text(encoding="utf-8")
+
+
+def _page(template: str, *, lang: str, boot: dict) -> Response:
+    body = _read(template)
+    body = body.replace("{{LANG}}", lang).replace(
+        "{{BOOT}}", json.dumps(boot, ensure_ascii=False).replace("</", "<\\/"))
+    return Response(body, content_type="text/html; charset=utf-8", headers=NO_STORE)
+
+
+def _script(*parts: str) -> Response:
+    body = "\n;\n".join(_read(p) for p in parts)
+    return Response("(() => {\n'use strict';\n" + body + "\n})();\n",
+                    content_type="application/javascript; charset=utf-8", headers=NO_STORE)
+
+
+def _json(data: Any, status: int = 200) -> Response:
+    return Response(json.dumps(data, ensure_ascii=False), status=status,
+                    content_type="application/json; charset=utf-8", headers=NO_STORE)
+
+
+def _new_app(site: SiteState) -> QuartTrio:
+    app = QuartTrio(f"fakesite-{site.name}")
+    app.config["RESPONSE_TIMEOUT"] = None  # answers may stream (or hang) for as long as a test wants
+    app.config["BODY_TIMEOUT"] = 30
+    _add_control_routes(app, site)
+    return app
+
+
+def _add_control_routes(app: QuartTrio, site: SiteState) -> None:
+    @app.post("/__control")
+    async def control() -> Response:
+        try:
+            body = await request.get_json(force=True, silent=False)
+            return _json(site.control(body))
+        except ControlError as exc:
+            return _json({"error": str(exc)}, 400)
+        except Exception as exc:  # malformed JSON
+            return _json({"error": f"bad request: {exc}"}, 400)
+
+    @app.get("/__control")
+    async def control_state() -> Response:
+        return _json(site.state())
+
+    @app.get("/__log")
+    async def log() -> Response:
+        return _json(site.log())
+
+    @app.post("/__reset")
+    async def reset() -> Response:
+        site.reset()
+        return _json({"ok": True})
+
+    @app.get("/favicon.ico")
+    async def favicon() -> Response:
+        return Response(b"", status=204)
+
+
+async def _boot_delay(site: SiteState) -> None:
+    delay = site.boot_delay_ms(request.args.get("b", ""))
+    if delay > 0:
+        await trio.sleep(delay / 1000.0)
+
+
+async def _thinking(gen: Generation) -> int:
+    """Think for ``thinkingMs`` (or until "Skip thinking"); returns the displayed seconds."""
+    start = trio.current_time()
+    await gen.pause(gen.script.thinkingMs, also=gen.skip_thinking)
+    elapsed = trio.current_time() - start
+    gen.entry["thinkingSkipped"] = gen.skip_thinking.is_set()
+    seconds = max(1, round(elapsed))
+    gen.entry["thinkingSeconds"] = seconds
+    return seconds
+
+
+def _close_entry(site: SiteState, gen: Generation, completed: bool) -> None:
+    if completed:
+        return
+    status = gen.entry["status"]
+    if status in ("stuck", "never"):
+        return  # keep the more telling status
+    site.finish(gen, "aborted" if gen.aborted.is_set() else "disconnected")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# chatgpt.com
+
+
+def create_chatgpt_app(site: SiteState) -> QuartTrio:
+    app = _new_app(site)
+
+    def page(path: str) -> Response:
+        opts, token = site.take_page(path)
+        if opts.login:
+            return _page("chatgpt/login.html", lang=opts.lang, boot={"locale": opts.lang})
+        return _page("chatgpt/index.html", lang=opts.lang,
+                     boot={"locale": opts.lang, "composer": opts.editor, "b": token})
+
+    @app.get("/")
+    async def home() -> Response:
+        return page("/")
+
+    @app.get("/c/<conversation_id>")
+    async def conversation_page(conversation_id: str) -> Response:
+        return page(f"/c/{conversation_id}")
+
+    @app.get("/cdn/assets/app.js")
+    async def app_js() -> Response:
+        return _script("common/markdown.js", "chatgpt/app.js")
+
+    @app.get("/cdn/assets/app.css")
+    async def app_css() -> Response:
+        return Response(_read("chatgpt/app.css"), content_type="text/css; charset=utf-8", headers=NO_STORE)
+
+    @app.get("/backend-api/me")
+    async def me() -> Response:
+        await _boot_delay(site)
+        return _json({"object": "user", "id": "user-fakesites", "name": "Test User", "email": "test@example.com"})
+
+    @app.get("/backend-api/conversation/<conversation_id>")
+    async def get_conversation(conversation_id: str) -> Response:
+        turns = site.conversations.get(conversation_id)
+        if turns is None:
+            return _json({"detail": "Can't load conversation " + conversation_id}, 404)
+        return _json({"conversation_id": conversation_id, "messages": turns})
+
+    @app.post("/backend-api/conversation")
+    async def conversation() -> Response:
+        body = await request.get_json(force=True)
+        try:
+            question = body["messages"][0]["content"]["parts"][0]
+        except (KeyError, IndexError, TypeError):
+            return _json({"detail": "bad request"}, 400)
+        lang = "ja" if request.headers.get("oai-language", "en").startswith("ja") else "en"
+        gen = site.begin(question, body.get("conversation_id"), lang)
+        script = gen.script
+        if script.rateLimited:
+            await gen.pause(script.firstTokenMs)
+            site.finish(gen, "rate_limited")
+            return _json({"detail": gen.answer, "code": "rate_limit_exceeded",
+                          "message_id": gen.entry["messageId"]}, 429)
+        return Response(_chatgpt_stream(site, gen), content_type="text/event-stream; charset=utf-8",
+                        headers={**NO_STORE, "X-Accel-Buffering": "no"})
+
+    @app.post("/backend-api/skip_thinking")
+    async def skip_thinking() -> Response:
+        body = await request.get_json(force=True)
+        return _json({"ok": site.skip_thinking(str(body.get("message_id", "")))})
+
+    @app.post("/ces/v1/t")
+    async def telemetry() -> Response:
+        body = await request.get_json(force=True)
+        if body.get("event") == "answer_complete":
+            site.report_complete(str(body.get("message_id", "")), float(body["t"]))
+        return Response(b"", status=204)
+
+    return app
+
+
+def _sse(obj: dict) -> bytes:
+    return b"data: " + json.dumps(obj, ensure_ascii=False).encode() + b"\n\n"
+
+
+async def _chatgpt_stream(site: SiteState, gen: Generation) -> AsyncIterator[bytes]:
+    entry, script = gen.entry, gen.script
+    completed = False
+    try:
+        if script.neverAnswer:
+            entry["status"] = "never"
+            while not gen.aborted.is_set():
+                yield b": keep-alive\n\n"
+                await gen.pause(1000)
+            return
+        yield _sse({"type": "meta", "conversation_id": entry["conversationId"], "message_id": entry["messageId"]})
+        await gen.pause(script.firstTokenMs)
+        if script.thinking and not gen.aborted.is_set():
+            entry["status"] = "thinking"
+            yield _sse({"type": "thinking_start"})
+            seconds = await _thinking(gen)
+            yield _sse({"type": "thinking_end", "seconds": seconds})
+        entry["status"] = "streaming"
+        for i, piece in enumerate(split_chunks(gen.answer, script.chunks)):
+            if i:
+                await gen.pause(script.intervalMs)
+            if gen.aborted.is_set():
+                return
+            yield _sse({"type": "delta", "v": piece})
+            if i == 0:
+                entry["firstTokenAtMs"] = now_ms()
+        if script.stuck:
+            entry["status"] = "stuck"
+            yield _sse({"type": "hang"})
+            while not gen.aborted.is_set():
+                await gen.pause(1000)
+                yield b": keep-alive\n\n"
+            return
+        yield b"data: [DONE]\n\n"
+        # Resumed only after the transport took the final chunk: stamp the server-side stream end now.
+        completed = True
+        site.finish(gen, "complete")
+    finally:
+        _close_entry(site, gen, completed)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# gemini.google.com
+
+
+def create_gemini_app(site: SiteState) -> QuartTrio:
+    app = _new_app(site)
+
+    def page(path: str) -> Response:
+        opts, token = site.take_page(path)
+        if opts.login:
+            return _page("gemini/login.html", lang=opts.lang, boot={"hl": opts.lang})
+        return _page("gemini/index.html", lang=opts.lang, boot={"hl": opts.lang, "b": token})
+
+    @app.get("/")
+    async def root() -> Response:
+        return Response(b"", status=302, headers={"Location": "/app", **NO_STORE})
+
+    @app.get("/app")
+    async def app_home() -> Response:
+        return page("/app")
+
+    @app.get("/app/<conversation_id>")
+    async def app_conversation(conversation_id: str) -> Response:
+        return page(f"/app/{conversation_id}")
+
+    @app.get("/_/static/gemini.js")
+    async def gemini_js() -> Response:
+        return _script("common/markdown.js", "gemini/app.js")
+
+    @app.get("/_/static/gemini.css")
+    async def gemini_css() -> Response:
+        return Response(_read("gemini/app.css"), content_type="text/css; charset=utf-8", headers=NO_STORE)
+
+    @app.get("/_/BardChatUi/data/bootstrap")
+    async def bootstrap() -> Response:
+        await _boot_delay(site)
+        return _json({"signedIn": True, "user": "test@example.com"})
+
+    @app.get("/_/BardChatUi/data/conversation/<conversation_id>")
+    async def get_conversation(conversation_id: str) -> Response:
+        turns = site.conversations.get(conversation_id)
+        if turns is None:
+            return _json({"error": "not found"}, 404)
+        return _json({"conversation": conversation_id, "turns": turns})
+
+    @app.post("/_/BardChatUi/data/assistant.lamda.BardFrontendService/StreamGenerate")
+    async def stream_generate() -> Response:
+        body = await request.get_json(force=True)
+        question = body.get("prompt")
+        if not isinstance(question, str):
+            return _json({"error": "bad request"}, 400)
+        lang = "ja" if request.args.get("hl", "en").startswith("ja") else "en"
+        gen = site.begin(question, body.get("conversation") or None, lang)
+        return Response(_gemini_stream(site, gen), content_type="application/json+protobuf; charset=utf-8",
+                        headers=NO_STORE)
+
+    @app.post("/_/BardChatUi/jslog")
+    async def jslog() -> Response:
+        body = await request.get_json(force=True)
+        if body.get("event") == "response_complete":
+            site.report_complete(str(body.get("rid", "")), float(body["t"]))
+        return Response(b"", status=204)
+
+    return app
+
+
+def _frame(obj: dict) -> bytes:
+    return json.dumps(obj, ensure_ascii=False).encode() + b"\n"
+
+
+async def _gemini_stream(site: SiteState, gen: Generation) -> AsyncIterator[bytes]:
+    """``)]}'`` then one JSON object per line; text frames carry the whole answer so far, like Gemini's."""
+    entry, script = gen.entry, gen.script
+    completed = False
+    try:
+        yield b")]}'\n"
+        if script.neverAnswer:
+            entry["status"] = "never"
+            while not gen.aborted.is_set():
+                await gen.pause(1000)
+                yield b"\n"
+            return
+        yield _frame({"t": "meta", "conversation": entry["conversationId"], "rid": entry["messageId"]})
+        await gen.pause(script.firstTokenMs)
+        entry["status"] = "streaming"
+        pieces = [gen.answer] if script.rateLimited else split_chunks(gen.answer, script.chunks)
+        so_far = ""
+        for i, piece in enumerate(pieces):
+            if i:
+                await gen.pause(script.intervalMs)
+            if gen.aborted.is_set():
+                return
+            so_far += piece
+            yield _frame({"t": "text", "text": so_far, "error": script.rateLimited})
+            if i == 0:
+                entry["firstTokenAtMs"] = now_ms()
+        if script.stuck and not script.rateLimited:
+            entry["status"] = "stuck"
+            yield _frame({"t": "hang"})
+            while not gen.aborted.is_set():
+                await gen.pause(1000)
+                yield b"\n"
+            return
+        yield _frame({"t": "done"})
+        completed = True
+        site.finish(gen, "rate_limited" if script.rateLimited else "complete")
+    finally:
+        _close_entry(site, gen, completed)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Serving
+
+
+def _hypercorn_config(host: str, port: int, tls: dict) -> Config:
+    cfg = Config()
+    cfg.bind = [f"{host}:{port}"]
+    cfg.certfile = tls["certFile"]
+    cfg.keyfile = tls["keyFile"]
+    cfg.accesslog = None
+    cfg.errorlog = logging.getLogger("fakesites.hypercorn")
+    cfg.graceful_timeout = 1.0
+    return cfg
+
+
+async def serve_sites(*, chatgpt_port: int = 0, gemini_port: int = 0, host: str = "127.0.0.1",
+                      cert_dir: str | os.PathLike, shutdown: trio.Event,
+                      task_status: trio.TaskStatus[dict] = trio.TASK_STATUS_IGNORED) -> None:
+    """Serve both sites until ``shutdown`` is set. ``task_status.started`` gets the info dict
+    (``chatgptPort``, ``geminiPort``, ``spki``, ``caCert``, ...). ``sites`` in it holds the SiteState objects
+    (only when used in-process; the CLI prints the dict without them)."""
+    tls = make_certificates(cert_dir)
+    sites = {"chatgpt": SiteState("chatgpt"), "gemini": SiteState("gemini")}
+    apps = {"chatgpt": create_chatgpt_app(sites["chatgpt"]), "gemini": create_gemini_app(sites["gemini"])}
+    ports = {"chatgpt": chatgpt_port, "gemini": gemini_port}
+    async with trio.open_nursery() as nursery:
+        bound: dict[str, int] = {}
+        for name in ("chatgpt", "gemini"):
+            urls = await nursery.start(_serve_app, apps[name], _hypercorn_config(host, ports[name], tls), shutdown)
+            bound[name] = int(urls[0].rsplit(":", 1)[1])
+        info = {
+            "chatgptPort": bound["chatgpt"],
+            "geminiPort": bound["gemini"],
+            "host": host,
+            **tls,
+            "pid": os.getpid(),
+            "sites": sites,
+        }
+        task_status.started(info)
+        await shutdown.wait()
+        for site in sites.values():
+            site.reset()  # ends hanging (stuck / never) streams so hypercorn's graceful stop is quick
+        # hypercorn stops accepting and returns after graceful_timeout at most; cap the whole stop anyway
+        nursery.cancel_scope.deadline = trio.current_time() + 3
+
+
+async def _serve_app(app: QuartTrio, cfg: Config, shutdown: trio.Event,
+                     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED) -> None:
+    await hypercorn_serve(app, cfg, shutdown_trigger=shutdown.wait, task_status=task_status)
+
+
+async def _watch_stdin(shutdown: trio.Event) -> None:
+    """Set ``shutdown`` at EOF on stdin (the parent went away or closed our pipe)."""
+    def read_until_eof() -> None:
+        try:
+            while os.read(0, 65536):
+                pass
+        except OSError:
+            pass
+    await trio.to_thread.run_sync(read_until_eof, abandon_on_cancel=True)
+    shutdown.set()
+
+
+async def _watch_signals(shutdown: trio.Event) -> None:
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for _ in signals:
+            shutdown.set()
+            return
+
+
+async def amain(args: argparse.Namespace) -> None:
+    shutdown = trio.Event()
+    async with trio.open_nursery() as watchers:
+        watchers.start_soon(_watch_signals, shutdown)
+        if not args.ignore_stdin:
+            watchers.start_soon(_watch_stdin, shutdown)
+        async with trio.open_nursery() as server:
+            info = await server.start(functools.partial(
+                serve_sites, chatgpt_port=args.chatgpt_port, gemini_port=args.gemini_port, host=args.host,
+                cert_dir=args.cert_dir, shutdown=shutdown))
+            public = {k: v for k, v in info.items() if k != "sites"}
+            sys.stdout.write(json.dumps(public) + "\n")
+            sys.stdout.flush()
+        # serve_sites returned: shutdown was requested and the servers stopped
+        watchers.cancel_scope.cancel()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tests.fakesites", description=__doc__.splitlines()[0])
+    parser.add_argument("--chatgpt-port", type=int, default=0)
+    parser.add_argument("--gemini-port", type=int, default=0)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--cert-dir", required=True, help="where the CA, certificate and key are written")
+    parser.add_argument("--ignore-stdin", action="store_true",
+                        help="do not stop at EOF on stdin (stop with SIGTERM/SIGINT only)")
+    parser.add_argument("--verbose", action="store_true", help="log hypercorn errors to stderr")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
+    trio.run(amain, args)
