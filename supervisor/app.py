@@ -35,7 +35,7 @@ def build_tree(config: Config, runtime: Runtime, front_exit: trio.Event, *, with
     from .supervision import Restart, Strategy, child
 
     children = [
-        child("session_store", session_store.run, state_dir=config.state_dir, shutdown=2.0),
+        child("session_store", session_store.run, state_dir=config.state_dir, shutdown=1.0),
         child("relay", relay.run, shutdown=1.0),
         child("discovery", discovery.run, port=config.discovery_port, project=config.project, shutdown=1.5),
         child("browser", browser.run, config=config, extension_dir=extension_path(), shutdown=2.5),

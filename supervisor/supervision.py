@@ -327,7 +327,18 @@ class Supervisor:
                 child.scope = scope
                 try:
                     if child.nested is not None:
-                        await child.nested.run(task_status=_Status())
+                        nested = child.nested
+                        async with trio.open_nursery() as watch:
+
+                            async def relay_stop() -> None:
+                                # A nested supervisor is asked to stop like any child: it stops its own children
+                                # gracefully, in reverse order, within its shutdown timeout.
+                                await child.stop_requested.wait()
+                                nested.shutdown()
+
+                            watch.start_soon(relay_stop)
+                            await nested.run(task_status=_Status())
+                            watch.cancel_scope.cancel()
                     else:
                         assert child.mailbox is not None
                         ctx = ActorContext(child.spec.id, child.mailbox, self.registry, child.stop_requested,
@@ -355,11 +366,13 @@ class Supervisor:
     async def _stop(self, child: Child, *, restarting: bool = False) -> None:
         if child.state not in (ChildState.RUNNING, ChildState.STARTING) or child.scope is None:
             return
+        t0 = trio.current_time()
         child.state = ChildState.STOPPING
         child.stop_requested.set()
         # Ask, wait its shutdown timeout, then cancel (OTP shutdown).
         child.scope.deadline = min(child.scope.deadline, trio.current_time() + child.spec.shutdown)
         await child.finished.wait()
+        log.debug("%s/%s stopped in %.3fs", self.spec.id, child.spec.id, trio.current_time() - t0)
         child.state = ChildState.RESTARTING if restarting else ChildState.STOPPED
         if child.mailbox is not None:
             child.mailbox.settle_after_exit(restarting=restarting, error=None)

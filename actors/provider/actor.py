@@ -391,6 +391,13 @@ class ProviderActor:
             raise LoginRequired(f"{self.t.title} needs you to log in",
                                 hint=f"Open {self.t.home_url} in the browser ai-bridge uses, log in, then retry.")
         if conn.loaded_at and trio.current_time() - conn.loaded_at < 30:
+            if re.match(self.t.conversation_re, str(st.get("url", ""))):
+                # An existing conversation's turns arrive after the input box (SPA): wait for them, so they are
+                # counted before we send and never mistaken for the new answer.
+                try:
+                    await self.wait_for(conn, lambda s: s["userCount"] > 0, 10, "earlier turns")
+                except trio.TooSlowError:
+                    self.log.warning("%s: the conversation showed no earlier turns after 10 s", self.t.title)
             await self.settle(conn)
         if conn.state.get("stop"):
             await self.stuck_check(conn)
