@@ -135,8 +135,13 @@ class Relay:
                 nursery.start_soon(self._heartbeat, link)
                 await self._read_loop(link)
                 nursery.cancel_scope.cancel()
-        except ConnectionClosed as exc:
-            log.info("extension link %s closed (%s)", link.id, getattr(exc.reason, "code", "?"))
+        except* ConnectionClosed as closed:
+            # The nursery wraps the read loop's (or the heartbeat's) ConnectionClosed in an ExceptionGroup; a
+            # plain `except ConnectionClosed` missed it and every extension disconnect crashed the relay actor.
+            leaf: BaseException = closed
+            while isinstance(leaf, BaseExceptionGroup):
+                leaf = leaf.exceptions[0]
+            log.info("extension link %s closed (%s)", link.id, getattr(getattr(leaf, "reason", None), "code", "?"))
         finally:
             if self.link is link:
                 self.link = None

@@ -49,6 +49,106 @@ class StdinLines:
         return line.decode("utf-8", errors="replace")
 
 
+class _Replay:
+    """Lines already read (the early-answered initialize) first, then the rest of stdin."""
+
+    def __init__(self, first: list[str], rest: StdinLines) -> None:
+        self._first = list(first)
+        self._rest = rest
+
+    def __aiter__(self) -> _Replay:
+        return self
+
+    async def __anext__(self) -> str:
+        if self._first:
+            return self._first.pop(0)
+        return await self._rest.__anext__()
+
+
+class StdoutWriter:
+    """The SDK's stdout: a private dup of fd 1, one lock for every line, and the SDK's own reply to an
+    initialize we already answered dropped (compared with ours first: they must agree)."""
+
+    def __init__(self, fd: int = 1) -> None:
+        self._stream = trio.lowlevel.FdStream(os.dup(fd))
+        self._lock = trio.Lock()
+        self._buf = ""
+        self.suppress: dict[Any, dict[str, Any]] = {}  # JSON-RPC id -> the reply we sent early
+
+    async def write(self, text: str) -> None:
+        self._buf += text
+        while "\n" in self._buf:
+            line, self._buf = self._buf.split("\n", 1)
+            await self._emit(line)
+
+    async def flush(self) -> None:
+        pass  # every complete line is written at once
+
+    async def _emit(self, line: str) -> None:
+        if self.suppress:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                msg = None
+            if isinstance(msg, dict) and "method" not in msg and msg.get("id") in self.suppress:
+                ours = self.suppress.pop(msg["id"])
+                if msg.get("result") != ours.get("result"):
+                    log.warning("early initialize reply differed from the SDK's: ours %s, SDK %s",
+                                ours.get("result"), msg.get("result"))
+                return
+        await self.send_line(line)
+
+    async def send_line(self, line: str) -> None:
+        async with self._lock:
+            await self._stream.send_all((line + "\n").encode("utf-8"))
+
+
+def _handshake_versions() -> tuple[str, ...]:
+    """The SDK's own table of handshake protocol versions, read without importing the SDK (its import costs
+    over a second and this is needed before it finishes)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("mcp_types")
+    if spec is None or not spec.submodule_search_locations:
+        return ()
+    path = Path(next(iter(spec.submodule_search_locations))) / "version.py"
+    module_spec = importlib.util.spec_from_file_location("_ai_bridge_mcp_versions", path)
+    if module_spec is None or module_spec.loader is None:
+        return ()
+    module = importlib.util.module_from_spec(module_spec)
+    try:
+        module_spec.loader.exec_module(module)
+    except (OSError, SyntaxError, ImportError):
+        return ()
+    return tuple(getattr(module, "HANDSHAKE_PROTOCOL_VERSIONS", ()))
+
+
+def early_initialize_reply(line: str, versions: tuple[str, ...], instructions: str) -> dict[str, Any] | None:
+    """The reply to a plain ``initialize`` whose protocol version the SDK supports — exactly what the SDK answers
+    (tools capability, server info, instructions, the requested version echoed as MCP negotiation requires).
+    None for anything else: then the SDK answers when it is loaded."""
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(msg, dict) or msg.get("method") != "initialize" or "id" not in msg:
+        return None
+    version = (msg.get("params") or {}).get("protocolVersion")
+    if version not in versions:
+        return None
+    return {"jsonrpc": "2.0", "id": msg["id"], "result": {
+        "capabilities": {"tools": {"listChanged": False}},
+        "instructions": instructions,
+        "protocolVersion": version,
+        "serverInfo": {"name": "ai-bridge", "version": supervisor.__version__},
+    }}
+
+
+def _import_sdk() -> None:
+    import mcp.server.lowlevel
+    import mcp.server.stdio  # noqa: F401
+
+
 @attrs.frozen
 class FrontDeps:
     """What tool handlers may use: peers by name (through the registry), config, runtime introspection."""
@@ -68,6 +168,29 @@ async def run(
     stdin_fd: int = 0,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
+    # Answer `initialize` while the SDK is still importing (it costs over a second), then hand the same line to
+    # the SDK so its session state is exactly as if it had answered; its own reply is dropped.
+    stdin = StdinLines(stdin_fd)
+    stdout = StdoutWriter()
+    os.dup2(2, 1)  # stray writes to fd 1 would corrupt JSON-RPC: send them to stderr, as the SDK does
+    task_status.started()
+    replay: list[str] = []
+    async with trio.open_nursery() as boot:
+
+        async def early_init() -> None:
+            try:
+                line = await stdin.__anext__()
+            except StopAsyncIteration:
+                return
+            replay.append(line)
+            reply = early_initialize_reply(line, _handshake_versions(), tools.INSTRUCTIONS)
+            if reply is not None:
+                stdout.suppress[reply["id"]] = reply
+                await stdout.send_line(json.dumps(reply, separators=(",", ":")))
+
+        boot.start_soon(early_init)
+        await trio.to_thread.run_sync(_import_sdk)
+
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
@@ -132,8 +255,6 @@ async def run(
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
-    stdin = StdinLines(stdin_fd)
-    task_status.started()
     try:
         async with trio.open_nursery() as nursery:
 
@@ -142,7 +263,8 @@ async def run(
                 nursery.cancel_scope.cancel()
 
             nursery.start_soon(stop_on_request)
-            async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
+            async with stdio_server(stdin=_Replay(replay, stdin), stdout=stdout) as (  # type: ignore[arg-type]
+                read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             log.info("MCP client closed stdin")
             nursery.cancel_scope.cancel()
