@@ -17,7 +17,7 @@ import collections
 import enum
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
 import attrs
@@ -30,6 +30,26 @@ log = logging.getLogger("ai_bridge.runtime")
 
 T = TypeVar("T")
 _ids = itertools.count(1)
+
+
+async def receive_unless(receive: Callable[[], Awaitable[T]], event: trio.Event) -> T | None:
+    """`await receive()`, or None as soon as `event` is set (whichever comes first; the other is cancelled).
+
+    A receive from a trio memory channel is atomic under cancellation, so no item is lost to the race."""
+    got: list[T] = []
+    async with trio.open_nursery() as nursery:
+
+        async def take() -> None:
+            got.append(await receive())
+            nursery.cancel_scope.cancel()
+
+        async def stop() -> None:
+            await event.wait()
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(take)
+        nursery.start_soon(stop)
+    return got[0] if got else None
 
 
 class InjectedFault(Exception):
@@ -156,20 +176,7 @@ class Mailbox:
     async def _receive_either(self) -> Envelope[Any]:
         # A redelivery can be queued while we wait on the channel (only by the supervisor between restarts, but be
         # safe): race the two sources.
-        got: Envelope[Any] | None = None
-        async with trio.open_nursery() as nursery:
-
-            async def from_channel() -> None:
-                nonlocal got
-                got = await self._recv.receive()
-                nursery.cancel_scope.cancel()
-
-            async def from_redeliver() -> None:
-                await self._redeliver_ready.wait()
-                nursery.cancel_scope.cancel()
-
-            nursery.start_soon(from_channel)
-            nursery.start_soon(from_redeliver)
+        got = await receive_unless(self._recv.receive, self._redeliver_ready)
         if got is None:
             return self._redeliver.popleft()
         return got
@@ -325,20 +332,7 @@ class ActorContext:
         """The next envelope, or None once a stop was requested (graceful shutdown)."""
         if self.stop_requested.is_set():
             return None
-        got: Envelope[Any] | None = None
-        async with trio.open_nursery() as nursery:
-
-            async def take() -> None:
-                nonlocal got
-                got = await self.inbox.receive_unfaulted()
-                nursery.cancel_scope.cancel()
-
-            async def stop() -> None:
-                await self.stop_requested.wait()
-                nursery.cancel_scope.cancel()
-
-            nursery.start_soon(take)
-            nursery.start_soon(stop)
+        got = await receive_unless(self.inbox.receive_unfaulted, self.stop_requested)
         if got is not None:
             await self.inbox.fire_fault()  # in the actor's own task, so a crash is the actor's crash
         return got

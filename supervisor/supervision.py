@@ -25,7 +25,7 @@ import attrs
 import trio
 
 from .errors import SupervisorEscalation
-from .runtime import ActorContext, Mailbox, Registry
+from .runtime import ActorContext, Mailbox, Registry, receive_unless
 
 log = logging.getLogger("ai_bridge.supervisor")
 
@@ -198,20 +198,7 @@ class Supervisor:
 
     async def _supervise(self) -> SupervisorEscalation | None:
         while True:
-            got: tuple[Child, object, bool] | None = None
-            async with trio.open_nursery() as race:
-
-                async def next_exit() -> None:
-                    nonlocal got
-                    got = await self._exits_recv.receive()
-                    race.cancel_scope.cancel()
-
-                async def shutdown() -> None:
-                    await self._shutdown.wait()
-                    race.cancel_scope.cancel()
-
-                race.start_soon(next_exit)
-                race.start_soon(shutdown)
+            got = await receive_unless(self._exits_recv.receive, self._shutdown)
             if got is None:
                 return None
             child, result, expected = got
