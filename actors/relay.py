@@ -249,7 +249,8 @@ class Relay:
             link.attached.discard(tab)
             # Commands for that tab can no longer succeed: fail them now rather than at their timeout.
             for cid, p in list(self.pending.items()):
-                if p.tab_id == tab:
+                # ...except the commands whose very purpose is to close or detach: they succeed with their reply.
+                if p.tab_id == tab and p.method not in ("tabs.close", "debugger.detach"):
                     del self.pending[cid]
                     self._finish(p, error=TabClosed(f"tab {tab} was closed or detached ({name})"))
         sub = self.subs.get(tab)
