@@ -28,7 +28,7 @@ def build_tree(config: Config, runtime: Runtime, front_exit: trio.Event, *, with
                stdin_fd: int = 0) -> SupervisorSpec:
     """The actor tree. Infrastructure starts first and the MCP front last, so no tool is served before the
     actors behind it are up; shutdown runs in reverse."""
-    from actors import browser, discovery, mcp_front, provider, relay, session_store
+    from actors import browser, console, discovery, mcp_front, provider, relay, session_store
     from actors.provider import chatgpt, gemini
 
     from .paths import extension_path
@@ -36,23 +36,28 @@ def build_tree(config: Config, runtime: Runtime, front_exit: trio.Event, *, with
 
     children = [
         child("session_store", session_store.run, state_dir=config.state_dir, shutdown=1.0),
-        child("relay", relay.run, shutdown=1.0),
-        child("discovery", discovery.run, port=config.discovery_port, project=config.project, shutdown=1.5),
-        child("browser", browser.run, config=config, extension_dir=extension_path(), shutdown=2.5),
+        # The browser link: discovery hands out the relay's URL and token and the browser actor waits on the relay,
+        # so when the relay restarts (new port, new token) the two after it restart too (rest_for_one).
+        SupervisorSpec("link", (
+            child("relay", relay.run, shutdown=1.0),
+            child("discovery", discovery.run, port=config.discovery_port, project=config.project, shutdown=1.5),
+            child("browser", browser.run, config=config, extension_dir=extension_path(), shutdown=2.5),
+        ), strategy=Strategy.REST_FOR_ONE, max_restarts=5, period=30).as_child(shutdown=3.0),
         # Stuck-state retry is this supervisor's restart policy: a stuck provider crashes and is restarted with a
         # fresh tab connection, its request re-delivered. Room for a few stuck asks at once before escalating.
         SupervisorSpec("providers", tuple(
             child(t.name, provider.run, table=t, state_dir=config.state_dir, stall_s=config.stall_s, shutdown=1.5)
             for t in (chatgpt.TABLE, gemini.TABLE)
         ), strategy=Strategy.ONE_FOR_ONE, max_restarts=10, period=60).as_child(shutdown=2.0),
+        child("console", console.run, runtime=runtime, state_dir=config.state_dir, shutdown=0.5),
     ]
     if with_front:
+        # Last to start, first to stop. Its MCP session cannot survive a restart, so when it ends the process
+        # ends (on_exit), whatever the reason.
         children.append(child("mcp_front", mcp_front.run, restart=Restart.TRANSIENT, shutdown=1.0,
                               config=config, runtime=runtime, on_exit=front_exit, stdin_fd=stdin_fd))
-    # rest_for_one: if an infrastructure actor has to restart, the ones started after it (which hold
-    # references to its state, e.g. tab leases on the relay) restart too; the front is last and keeps running
-    # whenever a later child fails.
-    return SupervisorSpec("root", tuple(children), strategy=Strategy.REST_FOR_ONE, max_restarts=5, period=30)
+    # one_for_one at the top: a crash in one branch (say the session store) never restarts the MCP front.
+    return SupervisorSpec("root", tuple(children), strategy=Strategy.ONE_FOR_ONE, max_restarts=5, period=30)
 
 
 def _arm_faults(runtime: Runtime) -> None:
@@ -68,7 +73,7 @@ def _arm_faults(runtime: Runtime) -> None:
         log.warning("fault armed on %s: %s %s", actor, kind, delay)
 
 
-def _start_watchdog() -> None:
+def _start_watchdog() -> threading.Timer:
     def hard_exit() -> None:
         # Cleanup hung past every deadline: do not become a zombie holding the browser and ports.
         os.write(2, b"ai-bridge: shutdown hung for 5 s, exiting hard\n")
@@ -77,6 +82,7 @@ def _start_watchdog() -> None:
     timer = threading.Timer(HARD_EXIT_S, hard_exit)
     timer.daemon = True
     timer.start()
+    return timer
 
 
 async def serve(config: Config, *, stdin_fd: int = 0, with_front: bool = True,
@@ -88,6 +94,7 @@ async def serve(config: Config, *, stdin_fd: int = 0, with_front: bool = True,
         stop = trio.Event()
     spec = build_tree(config, runtime, front_exit, with_front=with_front, stdin_fd=stdin_fd)
     reason = "?"
+    watchdog: threading.Timer | None = None
     async with trio.open_nursery() as nursery:
         root_done = trio.Event()
 
@@ -121,7 +128,7 @@ async def serve(config: Config, *, stdin_fd: int = 0, with_front: bool = True,
         await stop.wait()
         if not root_done.is_set():
             log.info("shutting down (%s)", reason)
-            _start_watchdog()
+            watchdog = _start_watchdog()
             assert runtime.root is not None
             runtime.root.shutdown()
             with trio.move_on_after(GRACE_S) as grace:
@@ -129,6 +136,10 @@ async def serve(config: Config, *, stdin_fd: int = 0, with_front: bool = True,
             if grace.cancelled_caught:
                 log.warning("actors still running after %.0f s grace; cancelling them", GRACE_S)
         nursery.cancel_scope.cancel()
+    if watchdog is not None:
+        # Shutdown finished: disarm, or the timer would hard-exit a process that runs serve() in-process and goes
+        # on (ask/doctor printing their results, tests, benchmarks) 5 s later.
+        watchdog.cancel()
     log.info("stopped")
     return 0
 

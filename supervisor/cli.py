@@ -66,6 +66,15 @@ def parser() -> argparse.ArgumentParser:
                        "trip, debugger attach on the self-test page. Uses a temporary profile. Exit 0 = all pass.")
     _common(d)
 
+    c = sub.add_parser("console", help="live inspection of a running server (actor tree, fault injection)",
+                       description="Connect to a running `ai-bridge serve` in the same state dir. Lines are Python "
+                       "evaluated in the server's trio loop (top-level await works): tree(), actors(), "
+                       "inject('chatgpt', 'crash'), await call('relay', messages.LinkStatus()).")
+    c.add_argument("--state-dir", help="the server's state dir (default as for serve)")
+    c.add_argument("--pid", type=int, help="which server, when several share the state dir")
+    c.add_argument("-c", dest="commands", action="append", default=[], metavar="LINE",
+                   help="run this line and exit (repeatable)")
+
     sub.add_parser("extension-path", help="print the folder of the Chrome extension to 'Load unpacked'")
     return p
 
@@ -99,6 +108,11 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"ai-bridge: {exc}", file=sys.stderr)
         return 2
+
+    if args.command == "console":  # a client: no logging set-up, no log file of its own
+        from .console_client import console_main
+
+        return console_main(config.state_dir, args.pid, args.commands)
 
     import trio
 

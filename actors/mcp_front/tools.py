@@ -98,17 +98,20 @@ def _check(tool: str, name: str, spec: dict[str, Any], value: Any) -> Any:
 async def bridge_status(deps: FrontDeps, mcp_ctx: Any, args: dict[str, Any]) -> ToolResult:
     from .actor import dumps, versions
 
+    recent = await _recent_asks(deps)
+    extras: dict[str, Any] = {}
+    for extra in _STATUS_SOURCES:
+        extras.update(await extra(deps))
     status: dict[str, Any] = {
         "versions": versions(),
         "stateDir": str(deps.config.state_dir),
         "logFile": str(deps.config.log_file),
         "pid": os.getpid(),
         "project": await deps.project_of(mcp_ctx),
-        "actors": deps.runtime.tree(),
-        "recentAsks": await _recent_asks(deps),
+        "actors": deps.runtime.tree(),  # taken last: the calls above may have changed it
+        "recentAsks": recent,
+        **extras,
     }
-    for extra in _STATUS_SOURCES:
-        status.update(await extra(deps))
     return ToolResult(text=dumps(status), structured=status)
 
 
