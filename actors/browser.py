@@ -211,7 +211,8 @@ class Browser:
                     return
             path = await trio.to_thread.run_sync(find_browser, self.config.browser_path)
             version = await trio.to_thread.run_sync(browser_version, path)
-            pipe = needs_pipe_loading(version)
+            mode = self.config.extension_loading
+            pipe = mode == "pipe" or (mode == "auto" and needs_pipe_loading(version))
             args = launch_args(self.config, self.extension_dir, profile, pipe=pipe)
             log.info("launching %s (%s)%s", path, version or "unknown version", " headless" if self.config.headless
                      else "")

@@ -46,6 +46,7 @@ class Config:
     project: str | None = None  # default: the MCP client's root, else the working directory
     response_timeout_s: float = 480.0
     extension_wait_s: float = 10.0
+    extension_loading: str = "auto"  # auto: --load-extension, or CDP over a pipe for branded Chrome >= 137
     stall_s: float | None = None  # stop button with no new text this long → stuck (default: per provider table)
 
     @property
@@ -138,6 +139,7 @@ _FIELDS: dict[str, Any] = {
     "response_timeout_s": _positive,
     "extension_wait_s": _positive,
     "stall_s": _positive,
+    "extension_loading": _choice(("auto", "flag", "pipe")),
 }
 
 _ENV_ALIASES = {"browser_path": ("AI_BRIDGE_BROWSER_PATH", "AI_BRIDGE_BROWSER_BIN")}
