@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import attrs
@@ -11,7 +13,7 @@ import trio.testing
 
 from supervisor.errors import ActorCrashed, ActorDown, BridgeError, RequestTimeout, SupervisorEscalation
 from supervisor.runtime import ActorContext
-from supervisor.supervision import ChildState, Restart, Runtime, Strategy, SupervisorSpec, child
+from supervisor.supervision import ChildState, Restart, Runtime, Strategy, Supervisor, SupervisorSpec, child
 from supervisor.testing import inject
 
 
@@ -72,6 +74,16 @@ async def quits(ctx: ActorContext, *, journal: Journal, error: bool,
         raise RuntimeError("abnormal")
 
 
+@contextlib.asynccontextmanager
+async def running(spec: SupervisorSpec) -> AsyncIterator[tuple[Runtime, Supervisor]]:
+    """A live tree for the test body; shut down gracefully at the end."""
+    runtime = Runtime()
+    async with trio.open_nursery() as nursery:
+        sup = await nursery.start(runtime.run, spec)
+        yield runtime, sup
+        sup.shutdown()
+
+
 def three(journal: Journal, strategy: Strategy, **kw: Any) -> SupervisorSpec:
     return SupervisorSpec(
         "root",
@@ -89,11 +101,8 @@ async def crash(runtime: Runtime, name: str) -> None:
 
 async def test_start_in_order_stop_in_reverse() -> None:
     journal = Journal()
-    runtime = Runtime()
-    async with trio.open_nursery() as nursery:
-        sup = await nursery.start(runtime.run, three(journal, Strategy.ONE_FOR_ONE))
+    async with running(three(journal, Strategy.ONE_FOR_ONE)) as (_runtime, sup):
         assert [c.state for c in sup.children] == [ChildState.RUNNING] * 3
-        sup.shutdown()
     assert journal.events == ["start a", "start b", "start c", "stop c", "stop b", "stop a"]
 
 
@@ -106,44 +115,35 @@ async def test_failed_start_fails_loudly_at_once() -> None:
 
 async def test_one_for_one_restarts_only_the_failed_child(autojump_clock: trio.testing.MockClock) -> None:
     journal = Journal()
-    runtime = Runtime()
-    async with trio.open_nursery() as nursery:
-        sup = await nursery.start(runtime.run, three(journal, Strategy.ONE_FOR_ONE))
+    async with running(three(journal, Strategy.ONE_FOR_ONE)) as (runtime, sup):
         journal.events.clear()
         # Crash with a request that is *not* re-deliverable forever: the fault kit crashes once on receive.
         inject(runtime.registry, "b", "crash")
         assert await runtime.registry.ref("b").call(Echo(1)) == (1, 2)
         assert journal.events == ["stop b", "start b"]
         assert sup.child("b").restarts == 1 and sup.child("a").restarts == 0
-        sup.shutdown()
 
 
 async def test_one_for_all_restarts_everyone_in_order(autojump_clock: trio.testing.MockClock) -> None:
     journal = Journal()
-    runtime = Runtime()
-    async with trio.open_nursery() as nursery:
-        sup = await nursery.start(runtime.run, three(journal, Strategy.ONE_FOR_ALL))
+    async with running(three(journal, Strategy.ONE_FOR_ALL)) as (runtime, _sup):
         journal.events.clear()
         inject(runtime.registry, "b", "crash")
         assert await runtime.registry.ref("b").call(Echo("x")) == ("x", 2)
         # b died; the others are stopped in reverse order, then all start again in order.
         assert journal.events == ["stop b", "stop c", "stop a", "start a", "start b", "start c"]
-        sup.shutdown()
 
 
 async def test_rest_for_one_restarts_the_failed_child_and_those_after_it(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     journal = Journal()
-    runtime = Runtime()
-    async with trio.open_nursery() as nursery:
-        sup = await nursery.start(runtime.run, three(journal, Strategy.REST_FOR_ONE))
+    async with running(three(journal, Strategy.REST_FOR_ONE)) as (runtime, sup):
         journal.events.clear()
         inject(runtime.registry, "b", "crash")
         await runtime.registry.ref("b").call(Echo(0))
         assert journal.events == ["stop b", "stop c", "start b", "start c"]
         assert sup.child("a").restarts == 0
-        sup.shutdown()
 
 
 async def test_intensity_exceeded_stops_children_and_escalates(autojump_clock: trio.testing.MockClock) -> None:
@@ -165,14 +165,11 @@ async def test_intensity_exceeded_stops_children_and_escalates(autojump_clock: t
 
 async def test_restarts_spread_over_time_stay_within_intensity(autojump_clock: trio.testing.MockClock) -> None:
     journal = Journal()
-    runtime = Runtime()
-    async with trio.open_nursery() as nursery:
-        sup = await nursery.start(runtime.run, three(journal, Strategy.ONE_FOR_ONE, max_restarts=1, period=5))
+    async with running(three(journal, Strategy.ONE_FOR_ONE, max_restarts=1, period=5)) as (runtime, sup):
         for _ in range(4):
             await crash(runtime, "a")
             await trio.sleep(6)  # outside the period: the window forgets the old restart
         assert sup.child("a").restarts == 4
-        sup.shutdown()
 
 
 async def test_escalation_reaches_the_parent_supervisor(autojump_clock: trio.testing.MockClock) -> None:
@@ -257,39 +254,30 @@ async def test_request_in_flight_during_crash_is_redelivered_exactly_once(
 
 async def test_hang_fault_then_request_deadline_is_a_typed_error(autojump_clock: trio.testing.MockClock) -> None:
     journal = Journal()
-    runtime = Runtime()
-    async with trio.open_nursery() as nursery:
-        sup = await nursery.start(runtime.run, three(journal, Strategy.ONE_FOR_ONE))
+    async with running(three(journal, Strategy.ONE_FOR_ONE)) as (runtime, _sup):
         inject(runtime.registry, "a", "hang")
         with pytest.raises(RequestTimeout, match="a did not answer Echo within 3s"):
             await runtime.registry.ref("a").call(Echo(1), timeout=3)
         tree = runtime.tree()
         a = tree["children"][0]
         assert a["current"][0]["message"] == "Echo"
-        sup.shutdown()
 
 
 async def test_slow_fault_delays_but_answers(autojump_clock: trio.testing.MockClock) -> None:
     journal = Journal()
-    runtime = Runtime()
-    async with trio.open_nursery() as nursery:
-        sup = await nursery.start(runtime.run, three(journal, Strategy.ONE_FOR_ONE))
+    async with running(three(journal, Strategy.ONE_FOR_ONE)) as (runtime, _sup):
         inject(runtime.registry, "c", "slow", delay=7)
         t0 = trio.current_time()
         assert await runtime.registry.ref("c").call(Echo(2)) == (2, 1)
         assert trio.current_time() - t0 == pytest.approx(7)
-        sup.shutdown()
 
 
 async def test_typed_errors_do_not_crash_the_actor(autojump_clock: trio.testing.MockClock) -> None:
     journal = Journal()
-    runtime = Runtime()
-    async with trio.open_nursery() as nursery:
-        sup = await nursery.start(runtime.run, three(journal, Strategy.ONE_FOR_ONE))
+    async with running(three(journal, Strategy.ONE_FOR_ONE)) as (runtime, sup):
         with pytest.raises(BridgeError, match="typed failure"):
             await runtime.registry.ref("a").call(Fail())
         assert sup.child("a").restarts == 0
-        sup.shutdown()
 
 
 async def test_stopped_actor_fails_fast(autojump_clock: trio.testing.MockClock) -> None:
@@ -306,11 +294,8 @@ async def test_stopped_actor_fails_fast(autojump_clock: trio.testing.MockClock) 
 
 async def test_restart_backoff_delays_the_restart(autojump_clock: trio.testing.MockClock) -> None:
     journal = Journal()
-    runtime = Runtime()
-    async with trio.open_nursery() as nursery:
-        sup = await nursery.start(runtime.run, three(journal, Strategy.ONE_FOR_ONE, backoff=0.5, max_restarts=10))
+    async with running(three(journal, Strategy.ONE_FOR_ONE, backoff=0.5, max_restarts=10)) as (runtime, _sup):
         t0 = trio.current_time()
         inject(runtime.registry, "a", "crash", times=2)
         await runtime.registry.ref("a").call(Echo(1))
         assert trio.current_time() - t0 == pytest.approx(0.5 + 1.0)  # doubles for the second consecutive crash
-        sup.shutdown()
