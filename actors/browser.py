@@ -132,9 +132,32 @@ def launch_args(config: Config, extension_dir: Path, profile: Path, *, pipe: boo
     return args
 
 
+class BrowserProcess:
+    """The launched browser, forked from the trio thread itself.
+
+    PR_SET_PDEATHSIG fires when the *thread* that forked the child exits, not the process. trio.lowlevel.open_process
+    forks in a worker thread, and trio retires idle worker threads after 10 s: the browser got SIGTERM ~10 s after
+    launch whenever nothing happened to reuse that thread (always in ``ask``/``doctor``). Forking here (a few ms on
+    the event loop, once per launch) ties the death signal to the thread that runs trio, i.e. to us.
+    """
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self.popen = popen
+        self.pid = popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.poll()
+
+    async def wait(self) -> int:
+        while (code := self.popen.poll()) is None:  # noqa: ASYNC110 - only used while closing, under a deadline
+            await trio.sleep(0.02)
+        return code
+
+
 @attrs.define(eq=False)
 class Launched:
-    process: trio.Process
+    process: BrowserProcess
     path: str
     headless: bool
     temp_profile: tempfile.TemporaryDirectory[str] | None
@@ -243,9 +266,9 @@ class Browser:
             else:
                 preexec = _die_with_parent
             try:
-                proc = await trio.lowlevel.open_process(
+                proc = BrowserProcess(subprocess.Popen(  # noqa: ASYNC220 - on purpose, see BrowserProcess
                     [path, *args], stdin=subprocess.DEVNULL, stdout=browser_log, stderr=browser_log,
-                    start_new_session=True, preexec_fn=preexec, pass_fds=pass_fds)
+                    start_new_session=True, preexec_fn=preexec, pass_fds=pass_fds))
             except OSError as exc:
                 self.state = "degraded"
                 raise BrowserLaunchFailed(f"cannot start {path}: {exc}") from exc

@@ -238,6 +238,9 @@ class Relay:
                 exc = TabClosed(f"tab {p.tab_id} no longer exists ({message})")
             else:
                 exc = CdpError(f"{p.method} failed: {message}", ext_code=code)
+            if p.method == "debugger.attach" and p.tab_id is not None and self.link is not None:
+                # Counted as attached when sent; it was not (tab_busy: another server leased it first, or gone).
+                self.link.attached.discard(p.tab_id)
             self._finish(p, error=exc)
 
     def _event(self, link: Link, frame: dict[str, Any], received: float) -> None:

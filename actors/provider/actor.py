@@ -140,10 +140,18 @@ class ProviderActor:
             preferred = [t for t in tabs if session is not None and t.get("url") == session.url]
             if preferred or tabs:
                 tab_id = (preferred or tabs)[0]["tabId"]
+        url = session.url if session is not None else self.t.home_url
         if tab_id is None:
-            url = session.url if session is not None else self.t.home_url
             tab_id = await self.create_tab(url)
-        return await self.attach(tab_id)
+        try:
+            return await self.attach(tab_id)
+        except CdpError as exc:
+            if exc.ext_code != "tab_busy":
+                raise
+        # Another server leased that tab between our tabs.query (or tabs.create) and our attach: two servers asking
+        # at once. Each server drives a tab of its own, so open ours.
+        self.log.info("%s tab %d was leased by another server first; opening our own", self.t.title, tab_id)
+        return await self.attach(await self.create_tab(url))
 
     async def create_tab(self, url: str) -> int:
         last: BaseException | None = None
