@@ -46,7 +46,8 @@ CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-st
 # Debian's /usr/bin/chromium is a shell wrapper adding flags from /etc/chromium.d (NOTES.md): use the real binary.
 REAL_BINARIES = {"/usr/bin/chromium": "/usr/lib/chromium/chromium"}
 AUTO_WAIT_S = 2.5  # auto mode: how long a user's Chrome gets to connect before we launch our own
-CONNECT_MODE_WAIT_S = 3.0  # connect mode: a reconnecting extension polls every second
+# connect mode: a reconnecting extension polls every second, one connected to other servers every 5 s
+CONNECT_MODE_WAIT_S = 6.0
 
 
 def find_browser(explicit: str | None) -> str:
@@ -275,7 +276,7 @@ class Browser:
             finally:
                 for fd in child_fds:
                     os.close(fd)
-            self.launched = Launched(proc, path, self.config.headless, temp, time.monotonic(), pipe_fds)
+            self.launched = Launched(proc, path, self.config.headless, temp, time.time(), pipe_fds)
             self.ownership = "launched"
             if pipe_fds is not None:
                 await self._load_extension_over_pipe(pipe_fds)
@@ -312,8 +313,10 @@ class Browser:
     async def watch(self) -> None:
         """Track connected / degraded for status and logs."""
         while True:
+            status: dict[str, Any] = {}
             try:
-                connected = await self.link_connected()
+                status = await self.ctx.ref("relay").call(LinkStatus(), timeout=5)
+                connected = bool(status["connected"])
             except BridgeError:
                 connected = False
             new = "connected" if connected else ("degraded" if self.mode == "connect" or self.ownership else "waiting")
@@ -322,12 +325,15 @@ class Browser:
             if new != self.state:
                 log.info("browser link: %s → %s", self.state, new)
                 if new == "connected" and self.launched and self.connected_after_launch_s is None:
-                    self.connected_after_launch_s = time.monotonic() - self.launched.started
+                    # From the link's own timestamp, not this 0.5 s poll.
+                    self.connected_after_launch_s = float(status.get("since") or time.time()) - self.launched.started
                 if new == "connected" and self.ownership is None:
                     self.ownership = "user"
                 self.state = new
             if self.launched is not None and self.launched.process.returncode is not None:
                 log.warning("the browser we launched exited (code %s)", self.launched.process.returncode)
+                if self.launched.temp_profile is not None:
+                    self.launched.temp_profile.cleanup()
                 self.launched = None
                 self.ownership = None
             await trio.sleep(0.5)

@@ -227,6 +227,7 @@ class Snapshot:
 
     screenshot: bool = False
     max_text: int = 4000
+    project: str | None = None  # prefer the tab the session store names for this project
 
 
 @attrs.frozen
@@ -235,6 +236,7 @@ class GetDom:
 
     selector: str | None = None
     max_chars: int = 100_000
+    project: str | None = None
 
 
 PROVIDER = (Ask, Snapshot, GetDom)

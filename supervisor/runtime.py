@@ -140,7 +140,6 @@ class Mailbox:
         self.name = name
         self._send, self._recv = trio.open_memory_channel[Envelope[Any]](size)
         self._redeliver: collections.deque[Envelope[Any]] = collections.deque()
-        self._redeliver_ready = trio.Event()
         self.in_flight: dict[int, Envelope[Any]] = {}
         self.state = MailboxState.UP
         self.faults: collections.deque[Fault] = collections.deque()
@@ -162,24 +161,14 @@ class Mailbox:
 
     async def receive_unfaulted(self) -> Envelope[Any]:
         while True:
-            if self._redeliver:
-                env = self._redeliver.popleft()
-            else:
-                self._redeliver_ready = trio.Event()
-                env = await self._receive_either()
+            # Redeliveries are queued only while no actor reads this mailbox (the supervisor settles a dead actor's
+            # envelopes before restarting it), so checking them first, then waiting on the channel, loses nothing.
+            env = self._redeliver.popleft() if self._redeliver else await self._recv.receive()
             if env.abandoned or env.answered:
                 continue  # the requester gave up while it sat in the queue
             if env.reply_required:
                 self.in_flight[env.id] = env
             return env
-
-    async def _receive_either(self) -> Envelope[Any]:
-        # A redelivery can be queued while we wait on the channel (only by the supervisor between restarts, but be
-        # safe): race the two sources.
-        got = await receive_unless(self._recv.receive, self._redeliver_ready)
-        if got is None:
-            return self._redeliver.popleft()
-        return got
 
     async def fire_fault(self) -> None:
         if not self.faults:
@@ -207,8 +196,6 @@ class Mailbox:
                 self._redeliver.appendleft(env)
             else:
                 env.fail(ActorCrashed(f"actor {self.name!r} stopped while handling {type(env.message).__name__}"))
-        if restarting and held:
-            self._redeliver_ready.set()
         if error is not None and held:
             log.info("actor %s held %d request(s) when it ended: %s", self.name, len(held),
                      "re-delivering" if restarting else "failed")
@@ -316,6 +303,7 @@ class ActorContext:
     registry: Registry
     stop_requested: trio.Event
     restarts: int = 0
+    _waiting: trio.CancelScope | None = None
 
     @property
     def log(self) -> logging.Logger:
@@ -328,11 +316,25 @@ class ActorContext:
         """``async for env in ctx.messages()``: envelopes until the supervisor asks this actor to stop."""
         return _Messages(self)
 
+    def request_stop(self) -> None:
+        """Ask the actor to stop: `next_message` returns None (a waiting one at once)."""
+        self.stop_requested.set()
+        if self._waiting is not None:
+            self._waiting.cancel()
+
     async def next_message(self) -> Envelope[Any] | None:
         """The next envelope, or None once a stop was requested (graceful shutdown)."""
         if self.stop_requested.is_set():
             return None
-        got = await receive_unless(self.inbox.receive_unfaulted, self.stop_requested)
+        # One cancel scope per wait instead of a racing nursery: this is every message's path, so it must be cheap.
+        # A memory-channel receive is atomic under cancellation, so a stop never loses an envelope.
+        got: Envelope[Any] | None = None
+        with trio.CancelScope() as scope:
+            self._waiting = scope
+            try:
+                got = await self.inbox.receive_unfaulted()
+            finally:
+                self._waiting = None
         if got is not None:
             await self.inbox.fire_fault()  # in the actor's own task, so a crash is the actor's crash
         return got

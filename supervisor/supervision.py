@@ -100,6 +100,7 @@ class Child:
     stop_requested: trio.Event = attrs.field(factory=trio.Event)
     finished: trio.Event = attrs.field(factory=trio.Event)
     nested: Supervisor | None = None
+    ctx: ActorContext | None = None
 
     def info(self) -> dict[str, Any]:
         current = []
@@ -330,6 +331,7 @@ class Supervisor:
                         assert child.mailbox is not None
                         ctx = ActorContext(child.spec.id, child.mailbox, self.registry, child.stop_requested,
                                            restarts=child.restarts)
+                        child.ctx = ctx
                         await child.spec.start(ctx, task_status=_Status())
                 except Exception as exc:
                     if not started:
@@ -355,7 +357,10 @@ class Supervisor:
             return
         t0 = trio.current_time()
         child.state = ChildState.STOPPING
-        child.stop_requested.set()
+        if child.ctx is not None:
+            child.ctx.request_stop()
+        else:
+            child.stop_requested.set()
         # Ask, wait its shutdown timeout, then cancel (OTP shutdown).
         child.scope.deadline = min(child.scope.deadline, trio.current_time() + child.spec.shutdown)
         await child.finished.wait()

@@ -271,14 +271,15 @@ async def take_cdp_snapshot(deps: FrontDeps, mcp_ctx: Any, args: dict[str, Any])
     from .actor import dumps
 
     snap: dict[str, Any] = await deps.ctx.ref(args["target"]).call(
-        Snapshot(screenshot=bool(args.get("screenshot", False))), timeout=60)
+        Snapshot(screenshot=bool(args.get("screenshot", False)), project=await deps.project_of(mcp_ctx)), timeout=60)
     shot = snap.pop("screenshot", None)
     return ToolResult(text=dumps(snap), structured=snap, images=(shot,) if shot else ())
 
 
 async def get_page_dom(deps: FrontDeps, mcp_ctx: Any, args: dict[str, Any]) -> ToolResult:
     got: dict[str, Any] = await deps.ctx.ref(args["target"]).call(
-        GetDom(args.get("selector") or None, int(args.get("max_chars", 100_000))), timeout=60)
+        GetDom(args.get("selector") or None, int(args.get("max_chars", 100_000)), await deps.project_of(mcp_ctx)),
+        timeout=60)
     note = f"\n<!-- truncated at {got['chars']} characters -->" if got.get("truncated") else ""
     return ToolResult(text=got["html"] + note, structured={k: v for k, v in got.items() if k != "html"})
 

@@ -559,7 +559,7 @@ class ProviderActor:
     # -- snapshot / dom ---------------------------------------------------------------------------------------------
 
     async def snapshot(self, msg: Snapshot) -> dict[str, Any]:
-        conn = await self.any_conn()
+        conn = await self.any_conn(msg.project)
         info = await conn.tab.evaluate(
             "({url: location.href, title: document.title, readyState: document.readyState,"
             " visibility: document.visibilityState,"
@@ -577,7 +577,7 @@ class ProviderActor:
         return out
 
     async def get_dom(self, msg: GetDom) -> dict[str, Any]:
-        conn = await self.any_conn()
+        conn = await self.any_conn(msg.project)
         result = await conn.tab.evaluate(
             "(" + DOM_SERIALIZER + ")(" + json.dumps(msg.selector) + ", " + str(int(msg.max_chars)) + ")",
             context_id=conn.context_id)
@@ -585,12 +585,17 @@ class ProviderActor:
             raise InvalidArgument(f"no element matches selector {msg.selector!r} (shadow roots searched too)")
         return {"provider": self.t.name, "url": conn.state.get("url"), **result}
 
-    async def any_conn(self) -> Conn:
-        """The tab for inspection tools: the current one, else the session's/an existing one (never a new tab)."""
+    async def any_conn(self, project: str | None) -> Conn:
+        """The tab for inspection tools: the current one, else the one the session store names for the project,
+        else an existing provider tab — never a new one."""
         if self.conn is not None and await self.healthy(self.conn):
             return self.conn
         found = await self.ext("tabs.query", {"urlPatterns": list(self.t.url_patterns)})
         tabs = [t for t in found.get("tabs", []) if isinstance(t.get("tabId"), int)]
+        if project is not None:
+            session = await self.ctx.ref("session_store").call(GetSession(project, self.t.name), timeout=10)
+            if session is not None:
+                tabs.sort(key=lambda t: t["tabId"] != session.tab_id)  # the session's tab first, if open
         if not tabs:
             raise TabClosed(f"no {self.t.title} tab is open",
                             hint=f"Ask {self.t.title} something first, or open {self.t.home_url} in the browser.")
