@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -118,7 +119,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from . import logs
 
-    logs.setup(config.log_level, config.log_file, verbose=args.verbose)
+    level = config.log_level
+    if args.command in ("doctor", "ask") and args.log_level is None and "AI_BRIDGE_LOG_LEVEL" not in os.environ:
+        level = "warning"  # their own output is the report; the log file still gets what passes this level
+    logs.setup(level, config.log_file, verbose=args.verbose)
     if args.command == "serve":
         from .app import serve
 
