@@ -53,6 +53,7 @@ from ..messages import (
     GetDom,
     GetSession,
     SaveSession,
+    SessionEntry,
     Snapshot,
     TabEvent,
 )
@@ -119,12 +120,11 @@ class ProviderActor:
     def _matches_site(self, url: str) -> bool:
         return any(re.match("^" + re.escape(p).replace(r"\*", ".*") + "$", url) for p in self.t.url_patterns)
 
-    async def connect(self, project: str, *, fresh: bool) -> Conn:
-        """Reuse the current tab if healthy, else lease one: session store's tab, an open provider tab, a new one."""
+    async def connect(self, session: SessionEntry | None, *, fresh: bool) -> Conn:
+        """Reuse the current tab if healthy, else lease one: the session's tab, an open provider tab, a new one."""
         if self.conn is not None and not fresh and await self.healthy(self.conn):
             return self.conn
         await self.drop_conn()
-        session = await self.ctx.ref("session_store").call(GetSession(project, self.t.name), timeout=10)
         tab_id: int | None = None
         if session is not None and session.tab_id is not None:
             try:
@@ -374,9 +374,9 @@ class ProviderActor:
 
         progress("connecting")
         await self.ctx.ref("browser").call(EnsureBrowser(timeout_s=60), timeout=90)
-        conn = await self.connect(msg.project, fresh=retries > 0)
-        mark("connect")
         session = await self.ctx.ref("session_store").call(GetSession(msg.project, self.t.name), timeout=10)
+        conn = await self.connect(session, fresh=retries > 0)
+        mark("connect")
         st = conn.state or await self.poll_state(conn)
         target: str | None = None
         if msg.new_chat:
@@ -467,13 +467,18 @@ class ProviderActor:
             raise StuckError(f"{self.t.title} did not start answering within {self.to.new_response_s:g}s "
                              "(stuck: no response)") from None
 
+        reason = ""
+
         def complete(s: dict[str, Any]) -> bool:
+            nonlocal reason
             if s["rateLimited"]:
                 return True
             if s["stop"] and not s["skipThinking"] and w["textStableS"] >= self.to.stall_s:
                 raise StuckError(f"{self.t.title} stopped making progress: the stop button stayed for "
                                  f"{self.to.stall_s:g}s with no new text (stuck: stop button)")
-            return self.t.completion(s, w).done
+            fired = self.t.completion(s, w)
+            reason = fired.reason
+            return fired.done
 
         try:
             st = await self.wait_for(conn, complete, msg.timeout_s, "completion", on_state)
@@ -483,7 +488,8 @@ class ProviderActor:
                                   hint="Raise timeout_s for long answers, or check the tab with take_cdp_snapshot."
                                   ) from None
         detected_ms = now_ms()
-        reason = self.t.completion(st, w).reason if not st["rateLimited"] else "rate limited"
+        if st["rateLimited"]:
+            reason = "rate limited"
         mark("response")
         progress("extracting", st["lastLen"])
 
