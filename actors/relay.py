@@ -70,9 +70,6 @@ class Pending:
     method: str
     tab_id: int | None
     deadline: float
-    done: trio.Event = attrs.field(factory=trio.Event)
-    result: Any = None
-    error: BaseException | None = None
 
 
 class Link:
@@ -282,8 +279,6 @@ class Relay:
                 pass
 
     def _finish(self, p: Pending, *, result: Any = None, error: BaseException | None = None) -> None:
-        p.result, p.error = result, error
-        p.done.set()
         if p.env is not None and not p.env.answered:
             if error is not None:
                 p.env.fail(error)

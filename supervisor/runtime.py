@@ -154,12 +154,8 @@ class Mailbox:
         await self._send.send(env)
 
     async def receive(self) -> Envelope[Any]:
-        """Next live envelope (redeliveries first); marks it in flight before any injected fault fires."""
-        env = await self.receive_unfaulted()
-        await self.fire_fault()
-        return env
-
-    async def receive_unfaulted(self) -> Envelope[Any]:
+        """Next live envelope, redeliveries first; marked in flight before it is returned (so an injected fault
+        that fires next, in the actor's task, exercises the real re-delivery path)."""
         while True:
             # Redeliveries are queued only while no actor reads this mailbox (the supervisor settles a dead actor's
             # envelopes before restarting it), so checking them first, then waiting on the channel, loses nothing.
@@ -278,21 +274,6 @@ class ActorRef:
             hint="See `bridge_status` for the actor's state.",
         )
 
-    async def cast(self, message: Any) -> None:
-        """Fire-and-forget: no reply is expected."""
-        await self.registry.get(self.name).put(Envelope(message, reply_required=False))
-
-    def cast_nowait(self, message: Any) -> bool:
-        """Fire-and-forget without blocking; returns False when the mailbox is full or down."""
-        mailbox = self.registry.get(self.name)
-        if mailbox.state is MailboxState.DOWN:
-            return False
-        try:
-            mailbox._send.send_nowait(Envelope(message, reply_required=False))
-        except trio.WouldBlock:
-            return False
-        return True
-
 
 @attrs.define(eq=False)
 class ActorContext:
@@ -332,7 +313,7 @@ class ActorContext:
         with trio.CancelScope() as scope:
             self._waiting = scope
             try:
-                got = await self.inbox.receive_unfaulted()
+                got = await self.inbox.receive()
             finally:
                 self._waiting = None
         if got is not None:
