@@ -69,10 +69,11 @@ class Bridge:
     @asynccontextmanager
     async def devtools(self) -> AsyncIterator[DevTools]:
         port_file = self.profile_dir / "DevToolsActivePort"
+        # Chromium creates the file and then writes it, so an existing file can still be empty: wait for both lines.
         with trio.fail_after(10):
-            while not port_file.exists():
+            while len(fields := (port_file.read_text().split() if port_file.exists() else [])) < 2:
                 await trio.sleep(0.05)
-        port, path = port_file.read_text().split()[:2]
+        port, path = fields[:2]
         async with open_websocket_url(f"ws://127.0.0.1:{port}{path}", max_message_size=64 << 20) as ws:
             yield DevTools(ws)
 
