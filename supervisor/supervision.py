@@ -88,6 +88,13 @@ _NORMAL = object()  # exit marker for a child that returned
 
 
 @attrs.define(eq=False)
+class _RestartRequest:
+    """Not an exit: an operator asked for a restart (console); handled in the supervision loop."""
+
+    done: trio.Event = attrs.field(factory=trio.Event)
+
+
+@attrs.define(eq=False)
 class Child:
     spec: ChildSpec
     mailbox: Mailbox | None
@@ -161,6 +168,25 @@ class Supervisor:
                 return found
         return None
 
+    def parent_of(self, child_id: str) -> Supervisor | None:
+        for c in self.children:
+            if c.spec.id == child_id:
+                return self
+            if c.nested is not None and (found := c.nested.parent_of(child_id)) is not None:
+                return found
+        return None
+
+    def request_restart(self, child_id: str) -> trio.Event:
+        """Restart a running child as its strategy says (rest_for_one takes the ones after it along), stopping it
+        gracefully first so requests it holds are re-delivered. Runs in the supervision loop, so it never races a
+        crash being handled. Operator restarts do not count against the restart intensity."""
+        child = self.child(child_id)
+        if child.state is not ChildState.RUNNING:
+            raise ValueError(f"{child_id} is {child.state.value}, not running")
+        request = _RestartRequest()
+        self._exits_send.send_nowait((child, request, False))
+        return request.done
+
     def shutdown(self) -> None:
         """Graceful stop: children are asked to stop in reverse start order, each within its shutdown timeout."""
         self._shutdown.set()
@@ -205,6 +231,14 @@ class Supervisor:
             child, result, expected = got
             if expected:
                 continue  # we asked it to stop: not a failure
+            if isinstance(result, _RestartRequest):
+                if child.state is ChildState.RUNNING:
+                    log.warning("%s/%s: restart requested", self.spec.id, child.spec.id)
+                    child.last_error = "restarted on request"
+                    await self._stop(child, restarting=True)
+                    await self._apply_strategy(child, None)
+                result.done.set()
+                continue
             abnormal = result is not _NORMAL
             child.last_error = _describe(result) if abnormal else child.last_error
             restart = child.spec.restart is Restart.PERMANENT or (
@@ -403,6 +437,17 @@ class Runtime:
 
     def find(self, child_id: str) -> Child | None:
         return self.root.find(child_id) if self.root is not None else None
+
+    async def restart(self, child_id: str, *, timeout: float = 15.0) -> dict[str, Any]:
+        """Restart one actor (or nested supervisor) by id, the way its supervisor's strategy says; returns its
+        info once it runs again."""
+        parent = self.root.parent_of(child_id) if self.root is not None else None
+        if parent is None:
+            raise KeyError(f"no actor named {child_id!r}")
+        done = parent.request_restart(child_id)
+        with trio.fail_after(timeout):
+            await done.wait()
+        return parent.child(child_id).info()
 
 
 def child(id: str, start: StartFn, /, *, restart: Restart = Restart.PERMANENT, shutdown: float = 5.0,

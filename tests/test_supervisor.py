@@ -301,3 +301,36 @@ async def test_restart_backoff_delays_the_restart(autojump_clock: trio.testing.M
         inject(runtime.registry, "a", "crash", times=2)
         await runtime.registry.ref("a").call(Echo(1))
         assert trio.current_time() - t0 == pytest.approx(0.5 + 1.0)  # doubles for the second consecutive crash
+
+
+async def test_operator_restart_follows_the_strategy_and_keeps_the_intensity(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    journal = Journal()
+    async with running(three(journal, Strategy.REST_FOR_ONE, max_restarts=0, period=10)) as (runtime, sup):
+        journal.events.clear()
+        info = await runtime.restart("b")
+        # Graceful stop of b (then c, after it), start again in order; a is untouched.
+        assert journal.events == ["stop b", "stop c", "start b", "start c"]
+        assert info["state"] == "running" and info["restarts"] == 1 and info["lastError"] == "restarted on request"
+        # max_restarts=0: an operator restart counted as a crash would have escalated; the tree still serves.
+        assert await runtime.registry.ref("c").call(Echo(3)) == (3, 1)
+        assert sup.child("a").restarts == 0
+        with pytest.raises(KeyError, match="nope"):
+            await runtime.restart("nope")
+
+
+async def test_operator_restart_redelivers_the_request_in_hand(autojump_clock: trio.testing.MockClock) -> None:
+    journal = Journal()
+    async with running(three(journal, Strategy.ONE_FOR_ONE)) as (runtime, _sup):
+        inject(runtime.registry, "a", "hang")  # a takes the request, then hangs holding it
+        async with trio.open_nursery() as nursery:
+            got: list[Any] = []
+
+            async def ask() -> None:
+                got.append(await runtime.registry.ref("a").call(Echo("kept")))
+
+            nursery.start_soon(ask)
+            await trio.testing.wait_all_tasks_blocked()
+            await runtime.restart("a")  # the hung actor is cancelled at its shutdown deadline, then restarted
+        assert got == [("kept", 2)]
