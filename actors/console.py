@@ -1,29 +1,41 @@
-"""Console actor: live inspection of a running server over a Unix socket in the state dir (mode 0600).
+"""Console actor: a Python REPL evaluated inside the server's own trio loop, over a Unix socket (mode 0600).
 
-``ai-bridge console`` connects to it. Each line is Python evaluated *inside the server's trio loop* with top-level
-``await`` allowed (``compile(..., PyCF_ALLOW_TOP_LEVEL_AWAIT)``; ``python -m trio`` cannot do this because it owns
-its own loop and the process's stdin, which MCP needs). The namespace offers ``tree()``, ``actors()``,
-``inject(actor, kind, delay=0)`` (the fault kit), ``call(actor, message)``, ``messages`` and ``runtime``.
+``ai-bridge console`` (supervisor/console_client.py) attaches to it. ``python -m trio`` cannot serve here: it owns
+its own loop and the process's stdin, which MCP needs. Code is compiled with ``PyCF_ALLOW_TOP_LEVEL_AWAIT`` and run
+as a task of this actor, so ``await`` works and everything it touches is the live server.
 
-Only the same user can connect (socket file mode 0600 in the user's state dir), the same trust boundary as
-everything else in ai-bridge (docs/security.md).
+The server registers itself in ``<state-dir>/servers/<pid>.json`` (pid, ports, socket, project) so the client can
+find it; the record is removed on exit. Only the same user can connect (0600 socket in a 0700 directory), the trust
+boundary of docs/security.md. Fault helpers exist only when the server runs with ``--allow-faults``.
+
+Wire format: one JSON object per line each way. Client: ``{"op": "eval", "src": ...}``, ``{"op": "complete",
+"text": ...}``, ``{"op": "interrupt"}``. Server: a banner first, then ``{"out": ..., "error": bool}`` per eval and
+``{"matches": [...]}`` per completion.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import datetime as dt
 import inspect
 import json
 import logging
 import os
+import pprint
+import rlcompleter
 import socket
+import tempfile
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import trio
 
+import supervisor
+from supervisor.config import Config
+from supervisor.errors import BridgeError, InvalidArgument
 from supervisor.runtime import ActorContext
 from supervisor.supervision import Runtime
 from supervisor.testing import inject
@@ -32,85 +44,343 @@ from . import messages
 
 log = logging.getLogger("ai_bridge.console")
 
-MAX_LINE = 64 * 1024
+MAX_LINE = 1024 * 1024
+SUN_PATH_MAX = 100  # AF_UNIX paths are limited to 107 bytes; leave room
+REGISTRY_REFRESH_S = 5.0
+PROVIDERS = ("chatgpt", "gemini")
+HELPERS_DOC = """\
+Helpers (those that talk to actors can be called with or without await):
+  tree()                 supervisor tree: state, restarts, last error, inbox depth, requests in hand
+  tasks()                trio task tree, with the line each task waits on
+  relay()                the extension link: connection, attached tabs, pending commands with ages
+  tabs()                 provider tabs: what each provider actor holds, and the browser's tabs with our lease
+  history(n=10)          the last n asks from history.jsonl
+  jobs()                 background jobs
+  restart('actor')       restart an actor (or a supervisor) gracefully, as its supervisor's strategy says
+  call('actor', msg)     send a message from `messages` and await the reply
+  runtime, config, messages, trio   the live objects
+{faults}"""
+FAULTS_ON = """\
+Faults (--allow-faults is on):
+  crash('actor')  hang('actor')  slow('actor', seconds)   fire on the actor's next message
+  drop_extension()       close the extension's WebSocket; it reconnects through discovery"""
+FAULTS_OFF = "Fault helpers are off: start the server with --allow-faults to use crash/hang/slow/drop_extension."
+
+
+class Shown(str):
+    """A helper's preformatted text: shown as is, not repr'd."""
 
 
 def socket_path(state_dir: Path, pid: int | None = None) -> Path:
-    return state_dir / f"console-{pid or os.getpid()}.sock"
+    path = state_dir / f"console-{pid or os.getpid()}.sock"
+    if len(os.fsencode(path)) <= SUN_PATH_MAX:
+        return path
+    # A deep state dir: fall back to a private runtime dir; the registry record says where the socket is.
+    base = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()) / f"ai-bridge-{os.getuid()}"
+    base.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(base, 0o700)
+    return base / f"console-{pid or os.getpid()}.sock"
 
 
-def namespace(runtime: Runtime) -> dict[str, Any]:
-    def tree() -> str:
-        return json.dumps(runtime.tree(), indent=2, default=str)
+def registry_dir(state_dir: Path) -> Path:
+    return state_dir / "servers"
 
-    def actors() -> list[str]:
-        return runtime.registry.names()
+
+# --- rendering ----------------------------------------------------------------------------------------------------
+
+
+def render_tree(node: dict[str, Any]) -> str:
+    lines = [f"{node.get('id', 'root')} ({node.get('strategy', '?')})"]
+
+    def walk(children: list[dict[str, Any]], prefix: str) -> None:
+        for i, c in enumerate(children):
+            last = i == len(children) - 1
+            head = prefix + ("└─ " if last else "├─ ")
+            kind = f" ({c['strategy']})" if "strategy" in c else ""
+            facts = [c["state"], f"restarts {c['restarts']}"]
+            if c.get("inboxDepth") is not None:
+                facts.append(f"inbox {c['inboxDepth']}")
+            for cur in c.get("current") or []:
+                facts.append(f"handling {cur['message']} (attempt {cur['attempt']}, {cur['waitingS']:.1f}s)")
+            if c.get("lastError"):
+                facts.append(f"last error: {c['lastError']}")
+            lines.append(f"{head}{c['id']}{kind}  " + " · ".join(facts))
+            if "children" in c:
+                walk(c["children"], prefix + ("   " if last else "│  "))
+
+    walk(node.get("children", []), "")
+    return "\n".join(lines)
+
+
+def _short(filename: str) -> str:
+    for marker in ("/site-packages/", "/actors/", "/supervisor/", "/tests/"):
+        if marker in filename:
+            keep = marker.strip("/") + "/" if marker != "/site-packages/" else ""
+            return keep + filename.rsplit(marker, 1)[1]
+    return filename
+
+
+def _where(task: trio.lowlevel.Task) -> str:
+    frames = [(f.f_code.co_filename, lineno, f.f_code.co_name) for f, lineno in task.iter_await_frames()]
+    if not frames:
+        return "(running)"
+    inner = frames[-1]
+    ours = next((fr for fr in reversed(frames) if "/actors/" in fr[0] or "/supervisor/" in fr[0]), None)
+    text = f"{_short(inner[0])}:{inner[1]} {inner[2]}"
+    if ours is not None and ours != inner:
+        text += f"  ← {_short(ours[0])}:{ours[1]} {ours[2]}"
+    return text
+
+
+def render_tasks() -> str:
+    root = trio.lowlevel.current_root_task()
+    me = trio.lowlevel.current_task()
+    lines: list[str] = []
+
+    def walk(task: trio.lowlevel.Task, prefix: str, last: bool, top: bool) -> None:
+        mark = "" if top else ("└─ " if last else "├─ ")
+        note = "  (this console)" if task is me else ""
+        lines.append(f"{prefix}{mark}{task.name}  — {_where(task)}{note}")
+        kids = [c for n in task.child_nurseries for c in n.child_tasks]
+        for i, child in enumerate(kids):
+            walk(child, prefix + ("" if top else ("   " if last else "│  ")), i == len(kids) - 1, False)
+
+    if root is not None:
+        walk(root, "", True, True)
+    return f"{len(lines)} tasks\n" + "\n".join(lines)
+
+
+def show(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, Shown):
+        return str(value)
+    return pprint.pformat(value, width=110, sort_dicts=False)
+
+
+# --- the namespace ------------------------------------------------------------------------------------------------
+
+
+def namespace(runtime: Runtime, config: Config) -> dict[str, Any]:
+    registry = runtime.registry
 
     async def call(actor: str, message: Any, timeout: float = 30) -> Any:
-        return await runtime.registry.ref(actor).call(message, timeout=timeout)
+        return await registry.ref(actor).call(message, timeout=timeout)
 
-    def fault(actor: str, kind: str, delay: float = 0.0) -> str:
-        inject(runtime.registry, actor, kind, delay=delay)
-        return f"armed {kind} on {actor}'s next message"
+    def tree() -> Shown:
+        return Shown(render_tree(runtime.tree()))
 
-    return {"runtime": runtime, "tree": tree, "actors": actors, "call": call, "inject": fault,
-            "messages": messages, "trio": trio}
+    def tasks() -> Shown:
+        return Shown(render_tasks())
+
+    async def relay() -> Any:
+        return await call("relay", messages.LinkStatus(), 5)
+
+    async def tabs() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for p in PROVIDERS:
+            try:
+                out[p] = await call(p, messages.ProviderStatus(), 5)
+            except BridgeError as exc:
+                out[p] = f"[{exc.code}] {exc}"
+        try:
+            found = await call("relay", messages.ExtCommand("tabs.query", {}, 5), 10)
+            out["browserTabs"] = [{k: t.get(k) for k in ("tabId", "url", "attachedByMe", "active")}
+                                  for t in found.get("tabs", [])]
+        except BridgeError as exc:
+            out["browserTabs"] = f"[{exc.code}] {exc}"
+        return out
+
+    async def history(n: int = 10) -> list[dict[str, Any]]:
+        records: list[dict[str, Any]] = await call("session_store", messages.ReadHistory(limit=n), 10)
+        return [{k: r.get(k) for k in ("ts", "project", "provider", "status", "error", "url")} for r in records]
+
+    async def jobs() -> list[dict[str, Any]]:
+        views = await call("jobs", messages.ListJobs(), 5)
+        return [{"jobId": v.job_id, "tool": v.tool, "status": v.status, "elapsedS": v.elapsed_s,
+                 "phase": v.phase} for v in views]
+
+    async def restart(actor: str) -> Shown:
+        try:
+            info = await runtime.restart(actor)
+        except KeyError:
+            raise ValueError(f"no actor named {actor!r}; actors: {', '.join(registry.names())}") from None
+        return Shown(f"restarted {actor}: {info['state']}, restarts {info['restarts']}")
+
+    def fault(kind: str) -> Callable[..., str]:
+        def arm(actor: str, seconds: float = 5.0) -> str:
+            if not config.allow_faults:
+                raise PermissionError(FAULTS_OFF)
+            inject(registry, actor, kind, delay=seconds)
+            return Shown(f"armed {kind} on {actor}'s next message")
+
+        arm.__name__ = kind
+        return arm
+
+    async def drop_extension() -> Shown:
+        if not config.allow_faults:
+            raise PermissionError(FAULTS_OFF)
+        dropped = await call("relay", messages.DropLink(), 5)
+        return Shown("dropped the extension link" if dropped else "no extension was connected")
+
+    def help_(obj: Any = None) -> Shown:
+        if obj is not None:
+            return Shown(inspect.getdoc(obj) or f"no documentation for {obj!r}")
+        return Shown(HELPERS_DOC.format(faults=FAULTS_ON if config.allow_faults else FAULTS_OFF))
+
+    return {
+        "__name__": "__console__", "__builtins__": __builtins__,
+        "runtime": runtime, "config": config, "messages": messages, "trio": trio,
+        "tree": tree, "tasks": tasks, "relay": relay, "tabs": tabs, "history": history, "jobs": jobs,
+        "restart": restart, "call": call, "help": help_,
+        "crash": fault("crash"), "hang": fault("hang"), "slow": fault("slow"), "drop_extension": drop_extension,
+    }
 
 
 async def evaluate(source: str, ns: dict[str, Any]) -> str:
-    """Evaluate one line like a REPL: an expression's value is shown, a statement just runs."""
+    """Run a block like the REPL does: statements run, and the value of a final expression is shown. A coroutine
+    that results is awaited, so helpers work with or without ``await``."""
     flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
     printed: list[str] = []
-    # print() goes to the console, not to the server's stdout (which belongs to MCP).
+    # print() goes to the console, never to the server's stdout (which belongs to MCP).
     ns["print"] = lambda *args, sep=" ", end="\n", **_: printed.append(sep.join(map(str, args)) + end)
-    try:
-        code = compile(source, "<console>", "eval", flags=flags)
-        mode = "eval"
-    except SyntaxError:
-        code = compile(source, "<console>", "exec", flags=flags)
-        mode = "exec"
-    result = eval(code, ns)  # the console's whole point; reachable only through the 0600 socket
-    if inspect.iscoroutine(result):
-        result = await result
-    shown = "" if mode == "exec" or result is None else (result if isinstance(result, str) else repr(result))
-    return "".join(printed) + shown
+    module = ast.parse(source, "<console>", "exec")
+    last: ast.expr | None = None
+    if module.body and isinstance(module.body[-1], ast.Expr):
+        last = module.body.pop().value  # type: ignore[attr-defined]
+    if module.body:
+        ran = eval(compile(module, "<console>", "exec", flags=flags), ns)  # the console's purpose; 0600 socket
+        if inspect.iscoroutine(ran):
+            await ran
+    value = None
+    if last is not None:
+        value = eval(compile(ast.Expression(last), "<console>", "eval", flags=flags), ns)
+        if inspect.iscoroutine(value):
+            value = await value
+        ns["_"] = value
+    shown = show(value)
+    return "".join(printed) + shown + ("\n" if shown and not shown.endswith("\n") else "")
 
 
-async def serve_client(stream: trio.SocketStream, ns: dict[str, Any]) -> None:
-    buf = b""
-    async with stream:
-        await stream.send_all(b"ai-bridge console. tree(), actors(), inject(actor, 'crash'|'hang'|'slow'), "
-                              b"await call(actor, message)\n>>> ")
-        while True:
-            data = await stream.receive_some(65536)
-            if not data:
-                return
-            buf += data
-            if len(buf) > MAX_LINE:
-                await stream.send_all(b"line too long\n")
-                return
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                text = line.decode("utf-8", errors="replace").strip()
-                if text in ("exit", "quit", "exit()", "quit()"):
-                    return
-                out = ""
-                if text:
-                    try:
-                        out = await evaluate(text, ns)
-                    except Exception:
-                        out = traceback.format_exc(limit=3)
-                await stream.send_all((out + ("\n" if out and not out.endswith("\n") else "") + ">>> ").encode())
+def _format_error(exc: BaseException) -> str:
+    if isinstance(exc, SyntaxError):
+        return "".join(traceback.format_exception_only(exc))
+    tb = traceback.extract_tb(exc.__traceback__)
+    # Drop this module's own frames: the user wants the frames of what they ran.
+    frames = [f for f in tb if f.filename != __file__]
+    head = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames)) if frames else ""
+    return head + "".join(traceback.format_exception_only(exc))
+
+
+class ClientSession:
+    """One attached console: its own namespace, one eval at a time, interruptible."""
+
+    def __init__(self, stream: trio.SocketStream, ns: dict[str, Any]) -> None:
+        self.stream = stream
+        self.ns = ns
+        self.current: trio.CancelScope | None = None
+        self.send_lock = trio.Lock()
+
+    async def send(self, obj: dict[str, Any]) -> None:
+        async with self.send_lock:
+            await self.stream.send_all((json.dumps(obj, ensure_ascii=False) + "\n").encode())
+
+    async def run(self, banner: dict[str, Any]) -> None:
+        requests_send, requests_recv = trio.open_memory_channel[dict[str, Any]](16)
+        async with self.stream, trio.open_nursery() as nursery:
+            await self.send(banner)
+
+            async def reader() -> None:
+                buf = b""
+                async with requests_send:
+                    while True:
+                        data = await self.stream.receive_some(65536)
+                        if not data:
+                            break  # the client left: end this session (and any eval it started)
+                        buf += data
+                        if len(buf) > MAX_LINE:
+                            await self.send({"out": "input too long\n", "error": True})
+                            break
+                        while b"\n" in buf:
+                            line, buf = buf.split(b"\n", 1)
+                            try:
+                                req = json.loads(line)
+                            except ValueError:
+                                req = {"op": "bad"}
+                            if not isinstance(req, dict):
+                                req = {"op": "bad"}
+                            if req.get("op") == "interrupt":
+                                if self.current is not None:
+                                    self.current.cancel()
+                                continue
+                            await requests_send.send(req)
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(reader)
+            async for req in requests_recv:
+                await self.answer(req)
+
+    async def answer(self, req: dict[str, Any]) -> None:
+        op = req.get("op")
+        if op == "complete":
+            text = str(req.get("text", ""))
+            completer = rlcompleter.Completer(self.ns)
+            matches: list[str] = []
+            for i in range(200):
+                m = completer.complete(text, i)
+                if m is None:
+                    break
+                matches.append(m)
+            await self.send({"matches": matches})
+            return
+        if op != "eval" or not isinstance(req.get("src"), str):
+            await self.send({"out": "bad request: expected {\"op\": \"eval\", \"src\": ...}\n", "error": True})
+            return
+        error = False
+        with trio.CancelScope() as scope:
+            self.current = scope
+            try:
+                out = await evaluate(req["src"], self.ns)
+            except Exception as exc:
+                out, error = _format_error(exc), True
+            finally:
+                self.current = None
+        if scope.cancelled_caught:
+            out, error = "KeyboardInterrupt: cancelled\n", True
+        await self.send({"out": out, "error": error})
+
+
+# --- the actor ----------------------------------------------------------------------------------------------------
+
+
+def _write_record(path: Path, record: dict[str, Any]) -> None:
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(record, f, indent=2)
+    os.replace(tmp, path)
+
+
+async def _ports(runtime: Runtime) -> dict[str, int | None]:
+    out: dict[str, int | None] = {"discoveryPort": None, "relayPort": None}
+    with contextlib.suppress(BridgeError):
+        out["discoveryPort"] = await runtime.registry.ref("discovery").call(messages.DiscoveryPort(), timeout=2)
+    with contextlib.suppress(BridgeError):
+        out["relayPort"] = (await runtime.registry.ref("relay").call(messages.LinkStatus(), timeout=2))["relayPort"]
+    return out
 
 
 async def run(
     ctx: ActorContext,
     *,
     runtime: Runtime,
-    state_dir: Path,
+    config: Config,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
+    state_dir = config.state_dir
     path = socket_path(state_dir)
+    record_path = registry_dir(state_dir) / f"{os.getpid()}.json"
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     sock = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -121,28 +391,52 @@ async def run(
         os.umask(old_umask)
     sock.listen(8)
     listener = trio.SocketListener(sock)
-    ns = namespace(runtime)
+    base_ns = namespace(runtime, config)
+    record: dict[str, Any] = {
+        "pid": os.getpid(), "socket": str(path), "project": config.project or Path.cwd().name,
+        "cwd": str(Path.cwd()), "stateDir": str(state_dir), "version": supervisor.__version__,
+        "startedAt": dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "allowFaults": config.allow_faults, "discoveryPort": None, "relayPort": None,
+    }
+    banner = {"banner": f"ai-bridge {supervisor.__version__} console — pid {os.getpid()}, project "
+                        f"{record['project']}. help() lists the helpers; exit or Ctrl-D leaves (the server keeps "
+                        "running).", "pid": os.getpid(), "allowFaults": config.allow_faults}
     try:
+        await trio.to_thread.run_sync(_write_record, record_path, record)
         async with trio.open_nursery() as nursery:
 
             async def accept_loop() -> None:
                 while True:
                     stream = await listener.accept()
-                    nursery.start_soon(serve_client, stream, ns)
+                    session = ClientSession(stream, dict(base_ns))
+                    nursery.start_soon(_serve_quietly, session, banner)
+
+            async def keep_record() -> None:
+                # Ports change when the link restarts; the record follows, so the console shows where to look.
+                while True:
+                    ports = await _ports(runtime)
+                    if any(record[k] != v for k, v in ports.items()):
+                        record.update(ports)
+                        await trio.to_thread.run_sync(_write_record, record_path, record)
+                    await trio.sleep(REGISTRY_REFRESH_S)
 
             nursery.start_soon(accept_loop)
+            nursery.start_soon(keep_record)
             task_status.started()
             async for env in ctx.messages():
-                env.fail(messages_error(env.message))
+                env.fail(InvalidArgument(f"console does not accept {type(env.message).__name__}"))
                 ctx.inbox.done(env)
+            # Stopping: open consoles are cut off at once; they never hold up the server's shutdown.
             nursery.cancel_scope.cancel()
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+        for p in (path, record_path):
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
         await listener.aclose()
 
 
-def messages_error(msg: Any) -> Exception:
-    from supervisor.errors import InvalidArgument
-
-    return InvalidArgument(f"console does not accept {type(msg).__name__}")
+async def _serve_quietly(session: ClientSession, banner: dict[str, Any]) -> None:
+    try:
+        await session.run(banner)
+    except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+        log.debug("console client went away: %s", exc)

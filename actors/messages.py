@@ -77,7 +77,8 @@ class RelayInfoReply:
 
 @attrs.frozen
 class LinkStatus:
-    """→ dict: connected, since, extensionVersion, userAgent, attachedTabs, pendingCommands."""
+    """→ dict: connected, since, extensionVersion, userAgent, attachedTabs, pendingCommands (count), pending (the
+    oldest commands: id, method, tabId, ageS), relayPort."""
 
 
 @attrs.frozen
@@ -127,7 +128,15 @@ class DiscoveryPort:
     """→ int: the port the discovery endpoint is bound to."""
 
 
-RELAY = (RelayInfo, LinkStatus, WaitConnected, ExtCommand, Subscribe, Unsubscribe)
+@attrs.frozen
+class DropLink:
+    """Close the extension's WebSocket as if the network dropped it (a fault for the console). → bool: was one
+    connected. The extension reconnects through discovery as after any drop."""
+
+    reason: str = "dropped from the console"
+
+
+RELAY = (RelayInfo, LinkStatus, WaitConnected, ExtCommand, Subscribe, Unsubscribe, DropLink)
 
 
 class CdpTab:
@@ -239,4 +248,64 @@ class GetDom:
     project: str | None = None
 
 
-PROVIDER = (Ask, Snapshot, GetDom)
+@attrs.frozen
+class ProviderStatus:
+    """→ dict: provider, tabId, url, contextId, busy (the running ask: id, question head, phase, ageS), queued."""
+
+
+PROVIDER = (Ask, Snapshot, GetDom, ProviderStatus)
+
+
+# --- jobs (background asks) ------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class StartJob:
+    """→ `JobView` at once. The asks (one per provider, in parallel) run inside the jobs actor until they finish,
+    are cancelled, or the server stops. Jobs are not persisted; finished answers are also in the history."""
+
+    tool: str
+    providers: tuple[str, ...]
+    ask: Ask
+
+
+@attrs.frozen
+class GetJob:
+    """→ `JobView` once the job has ended or `wait_s` has passed, whichever is first. `JobNotFound` if unknown."""
+
+    job_id: str
+    wait_s: float = 0.0
+
+
+@attrs.frozen
+class ListJobs:
+    """→ tuple of `JobView`, newest first: every running job plus up to `limit` recent ones."""
+
+    limit: int = 20
+
+
+@attrs.frozen
+class CancelJob:
+    """→ `JobView` after the job's asks were stopped (Stop clicked in the page). `JobNotFound` if unknown."""
+
+    job_id: str
+
+
+@attrs.frozen
+class JobView:
+    """A job's state. status: running | done (every ask answered, or some) | failed | cancelled."""
+
+    job_id: str
+    tool: str
+    providers: tuple[str, ...]
+    status: str
+    created_at: str  # ISO 8601, UTC
+    finished_at: str | None
+    elapsed_s: float
+    results: dict[str, AskResult]
+    errors: dict[str, dict[str, str | None]]  # provider -> {code, message, hint}
+    partial: dict[str, str]  # provider -> the answer text so far (while running)
+    phase: dict[str, str]  # provider -> the last progress phase
+
+
+JOBS = (StartJob, GetJob, ListJobs, CancelJob)

@@ -39,6 +39,7 @@ from supervisor.runtime import ActorContext, Envelope
 from .messages import (
     EXTENSION_ID,
     PROTOCOL_VERSION,
+    DropLink,
     ExtCommand,
     LinkStatus,
     RelayInfo,
@@ -62,6 +63,7 @@ CLOSE_BAD_VERSION = 4400
 CLOSE_BAD_TOKEN = 4401
 CLOSE_HELLO_TIMEOUT = 4408
 CLOSE_REPLACED = 4409
+CLOSE_DROPPED = 4000  # the console's drop_extension(): the extension treats it like a network drop
 
 
 @attrs.define(eq=False)
@@ -70,6 +72,7 @@ class Pending:
     method: str
     tab_id: int | None
     deadline: float
+    sent_at: float = attrs.field(factory=trio.current_time)
 
 
 class Link:
@@ -339,6 +342,7 @@ class Relay:
 
     def status(self) -> dict[str, Any]:
         link = self.link
+        now = trio.current_time()
         return {
             "connected": link is not None,
             "since": link.since if link else None,
@@ -346,6 +350,8 @@ class Relay:
             "userAgent": link.user_agent if link else None,
             "attachedTabs": sorted(link.attached) if link else [],
             "pendingCommands": len(self.pending),
+            "pending": [{"id": cid, "method": p.method, "tabId": p.tab_id, "ageS": round(now - p.sent_at, 3)}
+                        for cid, p in sorted(self.pending.items())[:50]],
             "relayPort": self.port,
         }
 
@@ -398,6 +404,12 @@ async def run(
                             await relay.command(None, ExtCommand(
                                 "cdp.subscribe", {"tabId": msg.tab_id, "methods": list(msg.methods)}, 10))
                         env.reply(None)
+                    elif isinstance(msg, DropLink):
+                        link = relay.link
+                        if link is not None:
+                            log.warning("dropping the extension link: %s", msg.reason)
+                            await relay._drop(link, CLOSE_DROPPED, msg.reason)
+                        env.reply(link is not None)
                     elif isinstance(msg, Unsubscribe):
                         relay.subs.pop(msg.tab_id, None)
                         env.reply(None)

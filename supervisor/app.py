@@ -28,7 +28,7 @@ def build_tree(config: Config, runtime: Runtime, front_exit: trio.Event, *, with
                stdin_fd: int = 0) -> SupervisorSpec:
     """The actor tree. Infrastructure starts first and the MCP front last, so no tool is served before the
     actors behind it are up; shutdown runs in reverse."""
-    from actors import browser, console, discovery, mcp_front, provider, relay, session_store
+    from actors import browser, console, discovery, jobs, mcp_front, provider, relay, session_store
     from actors.provider import chatgpt, gemini
 
     from .paths import extension_path
@@ -46,10 +46,14 @@ def build_tree(config: Config, runtime: Runtime, front_exit: trio.Event, *, with
         # Stuck-state retry is this supervisor's restart policy: a stuck provider crashes and is restarted with a
         # fresh tab connection, its request re-delivered. Room for a few stuck asks at once before escalating.
         SupervisorSpec("providers", tuple(
-            child(t.name, provider.run, table=t, state_dir=config.state_dir, stall_s=config.stall_s, shutdown=1.5)
+            child(t.name, provider.run, table=t, state_dir=config.state_dir, stall_s=config.stall_s,
+                  dumps_keep=config.debug_dumps_keep, shutdown=1.5)
             for t in (chatgpt.TABLE, gemini.TABLE)
         ), strategy=Strategy.ONE_FOR_ONE, max_restarts=10, period=60).as_child(shutdown=2.0),
-        child("console", console.run, runtime=runtime, state_dir=config.state_dir, shutdown=0.5),
+        # Background asks. The job table outlives restarts of the actor, as mailboxes do; stopping before the
+        # providers means a shutdown cancels running jobs first (their asks click Stop in the page).
+        child("jobs", jobs.run, book=jobs.JobBook(), shutdown=2.0),
+        child("console", console.run, runtime=runtime, config=config, shutdown=0.5),
     ]
     if with_front:
         # Last to start, first to stop. Its MCP session cannot survive a restart, so when it ends the process
@@ -60,12 +64,16 @@ def build_tree(config: Config, runtime: Runtime, front_exit: trio.Event, *, with
     return SupervisorSpec("root", tuple(children), strategy=Strategy.ONE_FOR_ONE, max_restarts=5, period=30)
 
 
-def _arm_faults(runtime: Runtime) -> None:
+def _arm_faults(runtime: Runtime, config: Config) -> None:
     """``AI_BRIDGE_INJECT_FAULTS=actor:kind[:seconds],...`` arms the fault kit at start-up, so process-level tests
-    (and people reproducing a bug) can make an actor crash, hang or slow down without editing code."""
+    (and people reproducing a bug) can make an actor crash, hang or slow down without editing code. Like the
+    console's fault helpers it needs ``--allow-faults``: a stray variable must not break a user's server."""
     from .testing import inject
 
     spec = os.environ.get("AI_BRIDGE_INJECT_FAULTS", "").strip()
+    if spec and not config.allow_faults:
+        log.error("AI_BRIDGE_INJECT_FAULTS is set but faults are off (--allow-faults); ignoring it")
+        return
     for item in filter(None, (p.strip() for p in spec.split(","))):
         actor, _, rest = item.partition(":")
         kind, _, delay = rest.partition(":")
@@ -106,7 +114,7 @@ async def serve(config: Config, *, stdin_fd: int = 0, with_front: bool = True,
                 stop.set()
 
         await nursery.start(run_root)
-        _arm_faults(runtime)
+        _arm_faults(runtime, config)
         log.info("ai-bridge %s serving (pid %d, state dir %s)", _version(), os.getpid(), config.state_dir)
         task_status.started(runtime)
 

@@ -52,6 +52,9 @@ def parser() -> argparse.ArgumentParser:
                        description="Run the MCP server on stdin/stdout. stdout carries only MCP JSON-RPC; logs go "
                        "to stderr and <state-dir>/ai-bridge.log. Stops cleanly on stdin EOF, SIGTERM or SIGINT.")
     _common(s)
+    s.add_argument("--allow-faults", action="store_true", default=None,
+                   help="enable the console's fault helpers: crash/hang/slow an actor's next message, drop the "
+                   "extension socket (for testing recovery; env AI_BRIDGE_ALLOW_FAULTS)")
 
     a = sub.add_parser("ask", help="ask ChatGPT and/or Gemini from the terminal (progress on stderr)",
                        description="Ask through the browser, as the MCP tools do, and print the answer on stdout.")
@@ -67,21 +70,26 @@ def parser() -> argparse.ArgumentParser:
                        "trip, debugger attach on the self-test page. Uses a temporary profile. Exit 0 = all pass.")
     _common(d)
 
-    c = sub.add_parser("console", help="live inspection of a running server (actor tree, fault injection)",
-                       description="Connect to a running `ai-bridge serve` in the same state dir. Lines are Python "
-                       "evaluated in the server's trio loop (top-level await works): tree(), actors(), "
-                       "inject('chatgpt', 'crash'), await call('relay', messages.LinkStatus()).")
+    c = sub.add_parser("console", help="live inspection of a running server (actor tree, tasks, faults)",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Attach a Python REPL to a running `ai-bridge serve`. What you type runs inside "
+                       "the server's own trio loop\n(top-level `await` works); the server keeps running when you "
+                       "leave (Ctrl-D, exit).\n\nHelpers: tree(), tasks(), relay(), tabs(), history(n), jobs(), "
+                       "restart('actor'), help();\nwith `serve --allow-faults` also crash/hang/slow('actor') and "
+                       "drop_extension().\n\nServers register in <state-dir>/servers/<pid>.json; with one running "
+                       "no option is needed.")
     c.add_argument("--state-dir", help="the server's state dir (default as for serve)")
-    c.add_argument("--pid", type=int, help="which server, when several share the state dir")
-    c.add_argument("-c", dest="commands", action="append", default=[], metavar="LINE",
-                   help="run this line and exit (repeatable)")
+    c.add_argument("--pid", type=int, help="which server, when several run on the state dir")
+    c.add_argument("--socket", type=Path, help="connect to this console socket directly")
+    c.add_argument("-c", dest="commands", action="append", default=[], metavar="CODE",
+                   help="run this code and exit instead of the interactive REPL (repeatable)")
 
     sub.add_parser("extension-path", help="print the folder of the Chrome extension to 'Load unpacked'")
     return p
 
 
 CONFIG_KEYS = ("state_dir", "log_level", "discovery_port", "browser", "browser_path", "profile_dir", "isolated",
-               "headless", "browser_args", "close_browser", "project")
+               "headless", "browser_args", "close_browser", "project", "allow_faults")
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -113,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "console":  # a client: no logging set-up, no log file of its own
         from .console_client import console_main
 
-        return console_main(config.state_dir, args.pid, args.commands)
+        return console_main(config.state_dir, pid=args.pid, socket_path=args.socket, commands=args.commands)
 
     import trio
 

@@ -48,6 +48,8 @@ class Config:
     extension_wait_s: float = 10.0
     extension_loading: str = "auto"  # auto: --load-extension, or CDP over a pipe for branded Chrome >= 137
     stall_s: float | None = None  # stop button with no new text this long → stuck (default: per provider table)
+    allow_faults: bool = False  # the console's fault helpers (crash/hang/slow an actor, drop the extension socket)
+    debug_dumps_keep: int = 50  # newest debug dumps kept in <state_dir>/debug
 
     @property
     def log_file(self) -> Path:
@@ -102,6 +104,16 @@ def _positive(v: Any) -> float:
     return f
 
 
+def _count(v: Any) -> int:
+    try:
+        n = int(v) if isinstance(v, int | str) and not isinstance(v, bool) else None
+    except ValueError:
+        n = None
+    if n is None or n < 0:
+        raise ValueError(f"expected a whole number >= 0, got {v!r}")
+    return n
+
+
 def _path(v: Any) -> Path:
     if not isinstance(v, str | Path) or not str(v):
         raise ValueError(f"expected a path, got {v!r}")
@@ -140,6 +152,8 @@ _FIELDS: dict[str, Any] = {
     "extension_wait_s": _positive,
     "stall_s": _positive,
     "extension_loading": _choice(("auto", "flag", "pipe")),
+    "allow_faults": _bool,
+    "debug_dumps_keep": _count,
 }
 
 _ENV_ALIASES = {"browser_path": ("AI_BRIDGE_BROWSER_PATH", "AI_BRIDGE_BROWSER_BIN")}

@@ -1,56 +1,208 @@
-"""``ai-bridge console``: connect to a running server's console socket (see actors/console.py)."""
+"""``ai-bridge console``: attach to a running server's console (actors/console.py).
+
+The REPL runs here, in the client: readline editing, history (``<state-dir>/console_history``), tab completion
+(asked of the server's namespace), multi-line blocks (``code.InteractiveConsole`` with top-level ``await`` allowed,
+as ``python -m asyncio`` does). Each complete block is sent to the server and evaluated in its trio loop. Ctrl-C
+while a block runs cancels it in the server; Ctrl-D or ``exit`` leaves, and the server never notices.
+"""
 
 from __future__ import annotations
 
+import ast
+import code
+import contextlib
+import json
+import os
 import socket
 import sys
 from pathlib import Path
+from typing import Any
 
-PROMPT = b">>> "
-
-
-def find_socket(state_dir: Path, pid: int | None) -> Path:
-    if pid is not None:
-        path = state_dir / f"console-{pid}.sock"
-        if not path.exists():
-            raise SystemExit(f"ai-bridge console: no server with pid {pid} in {state_dir}")
-        return path
-    found = sorted(state_dir.glob("console-*.sock"))
-    if not found:
-        raise SystemExit(f"ai-bridge console: no running server found in {state_dir} (is `ai-bridge serve` up?)")
-    if len(found) > 1:
-        pids = ", ".join(p.stem.split("-", 1)[1] for p in found)
-        raise SystemExit(f"ai-bridge console: several servers are running (pids {pids}); pick one with --pid")
-    return found[0]
+HISTORY_FILE = "console_history"
+HISTORY_LENGTH = 2000
 
 
-def _read_prompt(sock: socket.socket) -> str:
-    buf = b""
-    while not buf.endswith(PROMPT):
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        buf += chunk
-    return buf.removesuffix(PROMPT).decode("utf-8", errors="replace")
+class ConsoleError(Exception):
+    """Printed as one line, exit 2."""
 
 
-def console_main(state_dir: Path, pid: int | None, commands: list[str]) -> int:
-    path = find_socket(state_dir, pid)
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive, though not ours to attach to
+    return True
+
+
+def running_servers(state_dir: Path) -> list[dict[str, Any]]:
+    """Registered servers of this state dir whose process is alive; records of dead ones are removed."""
+    out = []
+    for path in sorted((state_dir / "servers").glob("*.json")):
         try:
-            sock.connect(str(path))
+            record = json.loads(path.read_text(encoding="utf-8"))
+            pid = int(record["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if _alive(pid):
+            out.append(record)
+        else:
+            with contextlib.suppress(OSError):
+                path.unlink()  # left by a server that was killed
+    return out
+
+
+def choose(state_dir: Path, pid: int | None, socket_path: Path | None) -> Path:
+    if socket_path is not None:
+        return socket_path
+    servers = running_servers(state_dir)
+    if pid is not None:
+        for record in servers:
+            if int(record["pid"]) == pid:
+                return Path(record["socket"])
+        raise ConsoleError(f"no running ai-bridge server with pid {pid} in {state_dir}")
+    if not servers:
+        raise ConsoleError(f"no running ai-bridge server found in {state_dir} (is `ai-bridge serve` up? "
+                           "pass --state-dir if it uses another one)")
+    if len(servers) > 1:
+        listing = "; ".join(f"pid {r['pid']} (project {r.get('project')}, since {r.get('startedAt')})"
+                            for r in servers)
+        raise ConsoleError(f"several servers are running: {listing}. Pick one with --pid")
+    return Path(servers[0]["socket"])
+
+
+class Connection:
+    def __init__(self, path: Path) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.sock.connect(str(path))
         except OSError as exc:
-            raise SystemExit(f"ai-bridge console: cannot connect to {path}: {exc} (stale socket?)") from exc
-        banner = _read_prompt(sock)
-        interactive = not commands and sys.stdin.isatty()
-        if interactive:
-            print(banner, end="")
-        lines = iter(commands) if commands else None
+            self.sock.close()
+            raise ConsoleError(f"cannot connect to {path}: {exc.strerror or exc} (did the server stop?)") from exc
+        self.file = self.sock.makefile("rb")
+
+    def receive(self) -> dict[str, Any]:
+        line = self.file.readline()
+        if not line:
+            raise EOFError("the server closed the console (it is shutting down)")
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def send(self, obj: dict[str, Any]) -> None:
+        self.sock.sendall((json.dumps(obj) + "\n").encode())
+
+    def evaluate(self, src: str) -> dict[str, Any]:
+        self.send({"op": "eval", "src": src})
         while True:
             try:
-                line = next(lines) if lines is not None else input(PROMPT.decode() if interactive else "")
-            except (StopIteration, EOFError):
-                return 0
-            sock.sendall(line.encode() + b"\n")
-            out = _read_prompt(sock)
-            print(out, end="")
+                return self.receive()
+            except KeyboardInterrupt:
+                self.send({"op": "interrupt"})  # cancel it in the server, then read its answer
+
+    def complete(self, text: str) -> list[str]:
+        self.send({"op": "complete", "text": text})
+        matches: list[str] = self.receive().get("matches", [])
+        return matches
+
+    def close(self) -> None:
+        self.file.close()
+        self.sock.close()
+
+
+class RemoteConsole(code.InteractiveConsole):
+    """InteractiveConsole whose complete blocks run in the server."""
+
+    def __init__(self, conn: Connection, *, interactive: bool) -> None:
+        super().__init__()
+        self.conn = conn
+        self.interactive = interactive
+        self.failed = False
+        # Compile locally only to tell complete blocks from incomplete ones; top-level await must count as valid.
+        self.compile.compiler.flags |= ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+
+    def runsource(self, source: str, filename: str = "<console>", symbol: str = "single") -> bool:
+        try:
+            if self.compile(source, filename, symbol) is None:
+                return True  # incomplete: read more lines
+        except (SyntaxError, ValueError, OverflowError):
+            pass  # let the server report the error exactly as Python words it
+        if source.strip() in ("exit", "quit", "exit()", "quit()"):
+            raise SystemExit(0)
+        reply = self.conn.evaluate(source)
+        self.failed = self.failed or bool(reply.get("error"))
+        self.write_out(reply.get("out", ""))
+        return False
+
+    def write_out(self, text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    def raw_input(self, prompt: str = "") -> str:
+        return input(prompt if self.interactive else "")
+
+
+def _setup_readline(conn: Connection, state_dir: Path) -> None:
+    try:
+        import readline
+    except ImportError:
+        return
+    history = state_dir / HISTORY_FILE
+    with contextlib.suppress(OSError):
+        readline.read_history_file(history)
+    readline.set_history_length(HISTORY_LENGTH)
+    matches: list[str] = []
+
+    def complete(text: str, state: int) -> str | None:
+        nonlocal matches
+        if state == 0:
+            try:
+                matches = conn.complete(text)
+            except (OSError, EOFError, ValueError):
+                matches = []
+        return matches[state] if state < len(matches) else None
+
+    readline.set_completer(complete)
+    readline.set_completer_delims(" \t\n`~!@#$%^&*()-=+[{]}\\|;:'\",<>/?")
+    readline.parse_and_bind("tab: complete")
+
+    def save() -> None:
+        with contextlib.suppress(OSError):
+            state_dir.mkdir(parents=True, exist_ok=True)
+            readline.write_history_file(history)
+            os.chmod(history, 0o600)  # what was typed may include secrets
+
+    import atexit
+
+    atexit.register(save)
+
+
+def console_main(state_dir: Path, *, pid: int | None = None, socket_path: Path | None = None,
+                 commands: list[str] | None = None) -> int:
+    try:
+        conn = Connection(choose(state_dir, pid, socket_path))
+    except ConsoleError as exc:
+        print(f"ai-bridge console: {exc}", file=sys.stderr)
+        return 2
+    try:
+        banner = conn.receive()
+        interactive = not commands and sys.stdin.isatty()
+        console = RemoteConsole(conn, interactive=interactive)
+        if commands:
+            for src in commands:
+                reply = conn.evaluate(src)
+                console.failed = console.failed or bool(reply.get("error"))
+                console.write_out(reply.get("out", ""))
+            return 1 if console.failed else 0
+        if interactive:
+            _setup_readline(conn, state_dir)
+        try:
+            console.interact(banner=banner.get("banner", "") if interactive else "", exitmsg="")
+        except SystemExit:
+            pass
+        return 1 if console.failed and not interactive else 0
+    except EOFError as exc:
+        print(f"\nai-bridge console: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        conn.close()

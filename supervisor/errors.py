@@ -139,3 +139,9 @@ class AskCancelled(ProviderError):
 
 class InvalidArgument(BridgeError):
     code = "invalid_argument"
+
+
+class JobNotFound(BridgeError):
+    """A background job id that this server does not know (never started here, expired, or the server restarted)."""
+
+    code = "job_not_found"

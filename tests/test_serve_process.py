@@ -94,7 +94,8 @@ async def test_stdin_eof_exits_zero_quickly(server_env: dict[str, str]) -> None:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 async def test_signal_during_a_slow_call_exits_within_3s(server_env: dict[str, str], signum: int) -> None:
     # The fault kit makes the session store take 60 s over its next message: bridge_status's history read.
-    env = {**server_env, "AI_BRIDGE_INJECT_FAULTS": "session_store:slow:0,session_store:slow:60"}
+    env = {**server_env, "AI_BRIDGE_ALLOW_FAULTS": "1",
+           "AI_BRIDGE_INJECT_FAULTS": "session_store:slow:0,session_store:slow:60"}
     params = StdioServerParameters(command=sys.executable, args=["-m", "supervisor.cli", "serve"], env=env,
                                    cwd=str(REPO))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:

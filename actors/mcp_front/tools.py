@@ -13,7 +13,21 @@ import attrs
 
 from supervisor.errors import BridgeError, InvalidArgument
 
-from ..messages import Ask, AskProgress, AskResult, BrowserStatus, GetDom, LinkStatus, ReadHistory, Snapshot
+from ..messages import (
+    Ask,
+    AskProgress,
+    AskResult,
+    BrowserStatus,
+    CancelJob,
+    GetDom,
+    GetJob,
+    JobView,
+    LinkStatus,
+    ListJobs,
+    ReadHistory,
+    Snapshot,
+    StartJob,
+)
 
 if TYPE_CHECKING:
     from .actor import FrontDeps
@@ -152,6 +166,10 @@ def _ask_schema() -> dict[str, Any]:
                          "description": "Start a fresh conversation instead of continuing this project's one."},
             "timeout_s": {"type": "number", "minimum": 5, "maximum": 3600, "default": 480,
                           "description": "Give up waiting for the answer after this many seconds (default 480)."},
+            "background": {"type": "boolean", "default": False,
+                           "description": "Return at once with a job_id instead of waiting; then call get_answer "
+                           "(it can wait, and shows the partial answer meanwhile). Use it when your MCP client "
+                           "times out long calls or you want to work while the answer forms."},
         },
         "required": ["question"],
         "additionalProperties": False,
@@ -194,18 +212,31 @@ class _ProgressPump:
                 return
 
 
-async def _ask_one(deps: FrontDeps, provider: str, args: dict[str, Any], project: str,
-                   on_progress: Callable[[Any], None] | None) -> AskResult:
+def _ask_message(deps: FrontDeps, args: dict[str, Any], project: str) -> Ask:
     import uuid
 
     question = args["question"].strip()
     if not question:
         raise InvalidArgument("question must not be blank")
     timeout_s = float(args.get("timeout_s", deps.config.response_timeout_s))
-    msg = Ask(question, project, bool(args.get("new_chat", False)), timeout_s, uuid.uuid4().hex)
+    return Ask(question, project, bool(args.get("new_chat", False)), timeout_s, uuid.uuid4().hex)
+
+
+async def _ask_one(deps: FrontDeps, provider: str, args: dict[str, Any], project: str,
+                   on_progress: Callable[[Any], None] | None) -> AskResult:
+    msg = _ask_message(deps, args, project)
     result: AskResult = await deps.ctx.ref(provider).call(
-        msg, timeout=ATTEMPTS * (timeout_s + 120), on_progress=on_progress)
+        msg, timeout=ATTEMPTS * (msg.timeout_s + 120), on_progress=on_progress)
     return result
+
+
+async def _start_job(deps: FrontDeps, mcp_ctx: Any, tool: str, providers: tuple[str, ...],
+                     args: dict[str, Any]) -> ToolResult:
+    msg = _ask_message(deps, args, await deps.project_of(mcp_ctx))
+    view: JobView = await deps.ctx.ref("jobs").call(StartJob(tool, providers, msg), timeout=10)
+    text = (f"Started background job {view.job_id} ({', '.join(PROVIDERS[p] for p in providers)}). "
+            f"Call get_answer with job_id {view.job_id!r} to wait for the answer (wait_s up to 600).")
+    return ToolResult(text=text, structured={"jobId": view.job_id, "status": view.status})
 
 
 def _structured(r: AskResult) -> dict[str, Any]:
@@ -217,6 +248,8 @@ def ask_tool(provider: str) -> Handler:
     async def handler(deps: FrontDeps, mcp_ctx: Any, args: dict[str, Any]) -> ToolResult:
         import trio
 
+        if args.get("background"):
+            return await _start_job(deps, mcp_ctx, f"ask_{provider}_web", (provider,), args)
         project = await deps.project_of(mcp_ctx)
         pump = _ProgressPump(mcp_ctx)
         async with trio.open_nursery() as nursery:
@@ -233,6 +266,8 @@ def ask_tool(provider: str) -> Handler:
 async def ask_both(deps: FrontDeps, mcp_ctx: Any, args: dict[str, Any]) -> ToolResult:
     import trio
 
+    if args.get("background"):
+        return await _start_job(deps, mcp_ctx, "ask_chatgpt_gemini_web", tuple(PROVIDERS), args)
     project = await deps.project_of(mcp_ctx)
     pump = _ProgressPump(mcp_ctx)
     results: dict[str, AskResult | BridgeError] = {}
@@ -249,6 +284,15 @@ async def ask_both(deps: FrontDeps, mcp_ctx: Any, args: dict[str, Any]) -> ToolR
             for p in PROVIDERS:
                 asks.start_soon(one, p)
         nursery.cancel_scope.cancel()
+    return _both_result({p: r if isinstance(r, AskResult) else _error_dict(r) for p, r in results.items()})
+
+
+def _error_dict(exc: BridgeError) -> dict[str, str | None]:
+    return {"code": exc.code, "message": exc.message, "hint": exc.hint}
+
+
+def _both_result(results: dict[str, AskResult | dict[str, str | None]]) -> ToolResult:
+    """Both providers' answers as one result; one failing still returns the other's answer."""
     parts, structured = [], {}
     for p, title in PROVIDERS.items():
         r = results[p]
@@ -256,14 +300,82 @@ async def ask_both(deps: FrontDeps, mcp_ctx: Any, args: dict[str, Any]) -> ToolR
             parts.append(f"## {title}\n\n{r.answer}")
             structured[p] = _structured(r)
         else:
-            parts.append(f"## {title}\n\n(failed) [{r.code}] {r}")
-            structured[p] = {"error": {"code": r.code, "message": r.message, "hint": r.hint}}
-    failed = all(isinstance(r, BridgeError) for r in results.values())
+            hint = f" {r['hint']}" if r.get("hint") else ""
+            parts.append(f"## {title}\n\n(failed) [{r['code']}] {r['message']}{hint}")
+            structured[p] = {"error": r}
+    failed = all(not isinstance(r, AskResult) for r in results.values())
     return ToolResult(text="\n\n".join(parts), structured=structured, is_error=failed)
+
+
+# --- background jobs -------------------------------------------------------------------------------------------------
+
+MAX_WAIT_S = 600
+
+
+def _job_structured(v: JobView) -> dict[str, Any]:
+    out: dict[str, Any] = {"jobId": v.job_id, "tool": v.tool, "status": v.status, "createdAt": v.created_at,
+                           "finishedAt": v.finished_at, "elapsedS": v.elapsed_s,
+                           "phase": v.phase}
+    if v.status == "running":
+        out["partial"] = v.partial
+    out["results"] = {p: _structured(r) for p, r in v.results.items()}
+    out["errors"] = v.errors
+    return out
+
+
+def _job_result(v: JobView) -> ToolResult:
+    structured = _job_structured(v)
+    if v.status == "running":
+        lines = [f"Job {v.job_id} is still running ({v.elapsed_s:.0f}s). Call get_answer again to keep waiting."]
+        for p in v.providers:
+            if p in v.results:
+                lines.append(f"## {PROVIDERS[p]} (done)\n\n{v.results[p].answer}")
+            elif p in v.errors:
+                lines.append(f"## {PROVIDERS[p]} (failed) [{v.errors[p]['code']}] {v.errors[p]['message']}")
+            else:
+                text = v.partial.get(p, "")
+                lines.append(f"## {PROVIDERS[p]} ({v.phase.get(p, 'queued')}, partial)\n\n{text}")
+        return ToolResult(text="\n\n".join(lines), structured=structured)
+    if len(v.providers) > 1:
+        merged = _both_result({p: v.results.get(p) or v.errors.get(p) or {} for p in v.providers})
+        return ToolResult(text=merged.text, structured=structured, is_error=merged.is_error)
+    p = v.providers[0]
+    if p in v.results:
+        return ToolResult(text=v.results[p].answer, structured=structured)
+    err = v.errors.get(p) or {"code": "bridge_error", "message": "the job ended without an answer", "hint": None}
+    hint = f" {err['hint']}" if err.get("hint") else ""
+    return ToolResult(text=f"[{err['code']}] {err['message']}{hint}", structured=structured, is_error=True)
+
+
+async def get_answer(deps: FrontDeps, mcp_ctx: Any, args: dict[str, Any]) -> ToolResult:
+    wait_s = float(args.get("wait_s", 30))
+    view: JobView = await deps.ctx.ref("jobs").call(GetJob(args["job_id"], wait_s), timeout=wait_s + 10)
+    return _job_result(view)
+
+
+async def list_jobs(deps: FrontDeps, mcp_ctx: Any, args: dict[str, Any]) -> ToolResult:
+    from .actor import dumps
+
+    views: tuple[JobView, ...] = await deps.ctx.ref("jobs").call(ListJobs(int(args.get("limit", 20))), timeout=10)
+    rows = [{"jobId": v.job_id, "tool": v.tool, "status": v.status, "createdAt": v.created_at,
+             "elapsedS": v.elapsed_s, "phase": v.phase} for v in views]
+    text = dumps(rows) if rows else "No background jobs on this server yet."
+    return ToolResult(text=text, structured={"jobs": rows})
+
+
+async def cancel_job(deps: FrontDeps, mcp_ctx: Any, args: dict[str, Any]) -> ToolResult:
+    view: JobView = await deps.ctx.ref("jobs").call(CancelJob(args["job_id"]), timeout=30)
+    if view.status == "running":
+        text = f"Job {view.job_id}: cancel requested, still stopping."
+    else:
+        text = f"Job {view.job_id} is {view.status}."
+    return ToolResult(text=text, structured=_job_structured(view))
 
 
 # --- inspection ---------------------------------------------------------------------------------------------------
 
+_JOB_ID = {"type": "string", "minLength": 1, "maxLength": 64, "description": "The job id an ask with background: "
+           "true returned."}
 _TARGET = {"type": "string", "enum": list(PROVIDERS), "description": "Which provider tab: chatgpt or gemini."}
 
 
@@ -313,6 +425,35 @@ def build_table() -> dict[str, ToolDef]:
             "specifically; for two opinions use ask_chatgpt_gemini_web. Continues this project's conversation "
             "unless new_chat is true. Progress is streamed.",
             _ask_schema(), ask_tool("gemini"),
+        ),
+        ToolDef(
+            "get_answer",
+            "Get the result of a background ask (started with background: true). Waits up to wait_s seconds for "
+            "it to finish, then returns the answer, or the partial answer so far with status running, or the "
+            "typed error. Call it again to keep waiting.",
+            {"type": "object", "properties": {
+                "job_id": _JOB_ID,
+                "wait_s": {"type": "number", "minimum": 0, "maximum": MAX_WAIT_S, "default": 30,
+                           "description": "How long to wait for the job to finish (0 = just look)."},
+            }, "required": ["job_id"], "additionalProperties": False},
+            get_answer,
+        ),
+        ToolDef(
+            "list_jobs",
+            "List this server's background asks: every running one and the most recent finished ones, with "
+            "status and progress phase. Jobs end when the server stops.",
+            {"type": "object", "properties": {
+                "limit": {"type": "integer", "minimum": 0, "maximum": 100, "default": 20,
+                          "description": "How many finished jobs to include."},
+            }, "additionalProperties": False},
+            list_jobs,
+        ),
+        ToolDef(
+            "cancel_job",
+            "Cancel a running background ask: clicks Stop in the ChatGPT/Gemini page and marks the job cancelled.",
+            {"type": "object", "properties": {"job_id": _JOB_ID}, "required": ["job_id"],
+             "additionalProperties": False},
+            cancel_job,
         ),
         ToolDef(
             "take_cdp_snapshot",

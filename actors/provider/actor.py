@@ -13,6 +13,7 @@ request with the typed error instead.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -52,6 +53,7 @@ from ..messages import (
     ExtCommand,
     GetDom,
     GetSession,
+    ProviderStatus,
     SaveSession,
     SessionEntry,
     Snapshot,
@@ -63,6 +65,8 @@ WATCHER_SOURCE = (Path(__file__).parent / "watcher.js").read_text(encoding="utf-
 WORLD = "ai-bridge"
 MAX_RETRIES = 2  # stuck retries (seed 9.2), then a typed error
 PROGRESS_EVERY_S = 0.5
+DEBUG_DUMPS_KEEP = 50  # newest debug dumps kept (per state dir, both providers together)
+MAX_PARTIAL = 200_000  # characters of the partial answer carried by a progress item (background jobs keep it)
 SAFETY_POLL_S = 1.0  # the watcher reports changes; this slow poll only covers lost events
 
 
@@ -101,6 +105,18 @@ class ProviderActor:
         self.binding = f"__aib_{secrets.token_hex(6)}"
         self.ask_lock = trio.Lock()
         self.debug_dir: Path | None = None
+        self.dumps_keep = DEBUG_DUMPS_KEEP
+        self.busy: dict[str, Any] | None = None  # the running ask, for ProviderStatus (console, bridge_status)
+
+    def status(self, queued: int) -> dict[str, Any]:
+        conn = self.conn
+        busy = None
+        if self.busy is not None:
+            busy = {**self.busy, "ageS": round(trio.current_time() - self.busy["since"], 3)}
+            del busy["since"]
+        return {"provider": self.t.name, "tabId": conn.tab_id if conn else None,
+                "url": conn.state.get("url") if conn else None, "contextId": conn.context_id if conn else None,
+                "broken": conn.broken if conn else None, "busy": busy, "queued": queued}
 
     # -- tab connection -----------------------------------------------------------------------------------------------
 
@@ -370,6 +386,8 @@ class ProviderActor:
             marks[name] = trio.current_time()
 
         def progress(phase: str, chars: int = 0, text: str = "") -> None:
+            if self.busy is not None:
+                self.busy.update(phase=phase, chars=chars)
             env.progress(AskProgress(self.t.name, phase, chars, text))
 
         progress("connecting")
@@ -457,7 +475,7 @@ class ProviderActor:
                                                       context_id=conn.context_id, timeout_s=5)
                 except BridgeError:
                     partial = ""
-                progress("answering", s["lastLen"], str(partial or "")[-2000:])
+                progress("answering", s["lastLen"], str(partial or "")[-MAX_PARTIAL:])
 
         try:
             await self.wait_for(conn, lambda s: s["assistantCount"] > initial_assistant or s["rateLimited"],
@@ -546,20 +564,25 @@ class ProviderActor:
         """Seed 9.4: keep the page state for later diagnosis in <state-dir>/debug/."""
         if self.debug_dir is None:
             return "(no state dir)"
-        path = self.debug_dir / f"{self.t.name}-{time.strftime('%Y%m%d-%H%M%S')}-{why}.json"
-        record: dict[str, Any] = {"why": why, "question": question, "answer": answer, "state": conn.state}
+        now = time.time()
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now)) + f"{now % 1:.3f}"[1:]
+        path = self.debug_dir / f"{self.t.name}-{stamp}-{why}.json"
+        record: dict[str, Any] = {"why": why, "provider": self.t.name, "at": stamp, "question": question,
+                                  "answer": answer, "state": conn.state}
         try:
-            record["bodySnippet"] = await conn.tab.evaluate(
-                "document.body ? document.body.innerText.slice(0, 2000) : ''", timeout_s=5)
-            record["title"] = await conn.tab.evaluate("document.title", timeout_s=5)
+            # Seed 9.5's debug fields: enough to tell a login page, an error banner or a changed layout apart.
+            record.update(await conn.tab.evaluate(PAGE_FACTS, timeout_s=5) or {})
         except BridgeError as exc:
             record["dumpError"] = str(exc)
+        keep = self.dumps_keep
 
         def write() -> None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             path.write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
+            prune_dumps(path.parent, keep)
 
         await trio.to_thread.run_sync(write)
+        self.log.warning("debug dump (%s) written to %s", why, path)
         return str(path)
 
     # -- snapshot / dom ---------------------------------------------------------------------------------------------
@@ -705,16 +728,43 @@ function (selector, maxChars) {
 """
 
 
+# The page's text for a debug dump, open shadow roots included (Gemini renders inside them; innerText skips them).
+PAGE_FACTS = """(() => {
+  const out = []; let size = 0;
+  const walk = (node) => {
+    if (size > 50000) return;
+    if (node.nodeType === Node.TEXT_NODE) { out.push(node.data); size += node.data.length; return; }
+    if (node.nodeName === 'SCRIPT' || node.nodeName === 'STYLE') return;
+    if (node.shadowRoot) walk(node.shadowRoot);
+    node.childNodes.forEach(walk);
+  };
+  walk(document.body || document);
+  const text = out.join(' ').replace(/\\s+/g, ' ').trim();
+  return {pageUrl: location.href, pageTitle: document.title, bodyLen: text.length, bodySnippet: text.slice(0, 2000)};
+})()"""
+
+
+def prune_dumps(folder: Path, keep: int) -> None:
+    """Keep the newest `keep` dumps: anomalies repeat (a changed layout fails every ask) and must not fill the
+    disk."""
+    dumps = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    for old in dumps[keep:]:
+        with contextlib.suppress(FileNotFoundError):
+            old.unlink()
+
+
 async def run(
     ctx: ActorContext,
     *,
     table: ProviderTable,
     state_dir: Path | None = None,
     stall_s: float | None = None,
+    dumps_keep: int = DEBUG_DUMPS_KEEP,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     actor = ProviderActor(ctx, table, stall_s=stall_s)
     actor.debug_dir = state_dir / "debug" if state_dir is not None else None
+    actor.dumps_keep = dumps_keep
     asks_send, asks_recv = trio.open_memory_channel[Envelope[Any]](math.inf)
     async with trio.open_nursery() as nursery:
         actor.ctx_nursery = nursery
@@ -725,6 +775,9 @@ async def run(
             if isinstance(msg, Ask):
                 env.started = False  # queued: a crash now does not count as an attempt of this ask
                 asks_send.send_nowait(env)  # asks run one at a time, in arrival order
+            elif isinstance(msg, ProviderStatus):
+                env.reply(actor.status(queued=asks_send.statistics().current_buffer_used))
+                ctx.inbox.done(env)
             elif isinstance(msg, Snapshot | GetDom):
                 nursery.start_soon(_inspect, ctx, actor, env)  # inspection must work while an ask is running
             else:
@@ -752,7 +805,13 @@ async def _asker(ctx: ActorContext, actor: ProviderActor, asks: trio.MemoryRecei
             ctx.inbox.done(env)
             continue
         env.started = True
-        await _one_ask(ctx, actor, env)
+        msg: Ask = env.message
+        actor.busy = {"askId": msg.ask_id, "question": msg.question[:80], "attempt": env.attempt,
+                      "phase": "queued", "since": trio.current_time()}
+        try:
+            await _one_ask(ctx, actor, env)
+        finally:
+            actor.busy = None
 
 
 async def _one_ask(ctx: ActorContext, actor: ProviderActor, env: Envelope[Any]) -> None:
