@@ -1,0 +1,201 @@
+"""Drift tests: the user documentation must follow the code, in both directions.
+
+- docs/troubleshooting.md has a ``### `code` `` section (Cause / Check / Fix) for every `BridgeError` code, and no
+  section for a code that no longer exists.
+- docs/cli.md documents every subcommand of `supervisor.cli.parser()` and every long option of each (in the
+  command's own section, or in "Common options" when the command's section points there), and documents no
+  option a command does not have.
+- docs/install.md's "MCP tools" section has a ``### `tool` `` subsection for every tool of
+  `actors.mcp_front.tools.build_table()`, naming each of its arguments, and none for a tool that is gone.
+
+Plain synchronous tests: no trio, no browser, no server; they only import the modules and read the files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from actors.mcp_front.tools import build_table
+from supervisor import errors
+from supervisor.cli import parser
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+OPTION = r"--[a-z][a-z0-9-]*"
+
+
+def read(name: str) -> str:
+    return (DOCS / name).read_text(encoding="utf-8")
+
+
+def sections(text: str, level: int) -> dict[str, str]:
+    """Heading text → body, for headings of exactly `level` (a body runs to the next heading of that level or
+    higher). Fenced code blocks are skipped, so a '#' comment in a shell example is not a heading."""
+    out: dict[str, str] = {}
+    current: str | None = None
+    body: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        m = None if fenced else re.match(r"^(#{1,6}) (.*)$", line)
+        if m and len(m.group(1)) <= level:
+            if current is not None:
+                out[current] = "\n".join(body)
+            current, body = (m.group(2).strip(), []) if len(m.group(1)) == level else (None, [])
+            continue
+        if current is not None:
+            body.append(line)
+    if current is not None:
+        out[current] = "\n".join(body)
+    return out
+
+
+def code_in_heading(heading: str) -> str | None:
+    m = re.fullmatch(r"`([a-z_]+)`", heading)
+    return m.group(1) if m else None
+
+
+def mentions(text: str, word: str) -> bool:
+    """`word` appears at the start of a code span: `--state-dir` or `--state-dir DIR`, not `--state-dir-x`."""
+    return re.search("`" + re.escape(word) + r"(?![\w-])", text) is not None
+
+
+# --- error codes -----------------------------------------------------------------------------------------------------
+
+
+def error_codes() -> dict[str, type[errors.BridgeError]]:
+    found: dict[str, type[errors.BridgeError]] = {}
+    todo: list[type[errors.BridgeError]] = [errors.BridgeError]
+    while todo:
+        cls = todo.pop()
+        found.setdefault(cls.code, cls)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
+def troubleshooting_codes() -> dict[str, str]:
+    """Code → section body, from the `### `code`` headings of docs/troubleshooting.md."""
+    out = {}
+    for heading, body in sections(read("troubleshooting.md"), 3).items():
+        code = code_in_heading(heading)
+        if code is not None:
+            out[code] = body
+    return out
+
+
+@pytest.mark.parametrize("code", sorted(error_codes()))
+def test_every_error_code_has_a_troubleshooting_section(code: str) -> None:
+    documented = troubleshooting_codes()
+    assert code in documented, (
+        f"docs/troubleshooting.md has no '### `{code}`' section for {error_codes()[code].__name__}")
+    for part in ("**Cause.**", "**Check.**", "**Fix.**"):
+        assert part in documented[code], f"docs/troubleshooting.md: the `{code}` section lacks {part}"
+
+
+def test_troubleshooting_documents_no_unknown_error_code() -> None:
+    stale = sorted(set(troubleshooting_codes()) - set(error_codes()))
+    assert not stale, f"docs/troubleshooting.md has sections for codes supervisor/errors.py does not define: {stale}"
+
+
+# --- CLI -------------------------------------------------------------------------------------------------------------
+
+
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    for action in parser()._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    raise AssertionError("ai-bridge's parser has no subcommands")
+
+
+def long_options(p: argparse.ArgumentParser) -> set[str]:
+    return {s for a in p._actions for s in a.option_strings if s.startswith("--") and s != "--help"}
+
+
+def cli_sections() -> tuple[dict[str, str], str]:
+    """(subcommand → its section in docs/cli.md, the "Common options" section)."""
+    commands, common = {}, None
+    for heading, body in sections(read("cli.md"), 2).items():
+        m = re.fullmatch(r"`ai-bridge ([a-z-]+)`", heading)
+        if m:
+            commands[m.group(1)] = body
+        elif heading.lower().startswith("common options"):
+            common = body
+    assert common is not None, "docs/cli.md has no 'Common options' section"
+    return commands, common
+
+
+def table_options(body: str) -> set[str]:
+    """Long options named in the first cell of the section's table rows (the option tables)."""
+    found: set[str] = set()
+    for line in body.splitlines():
+        m = re.match(r"^\|([^|]*)\|", line)
+        if m:
+            found.update(re.findall(r"`(" + OPTION + r")", m.group(1)))
+    return found
+
+
+def uses_common(body: str) -> bool:
+    return "common options" in body.lower()
+
+
+@pytest.mark.parametrize("command", sorted(subcommands()))
+def test_every_subcommand_and_option_is_in_cli_md(command: str) -> None:
+    commands, common = cli_sections()
+    assert command in commands, f"docs/cli.md has no '## `ai-bridge {command}`' section"
+    body = commands[command]
+    missing = []
+    for option in sorted(long_options(subcommands()[command])):
+        if mentions(body, option):
+            continue
+        if uses_common(body) and option in table_options(common):
+            continue
+        missing.append(option)
+    assert not missing, f"docs/cli.md does not document `ai-bridge {command}` options {missing}"
+
+
+def test_cli_md_documents_no_unknown_subcommand_or_option() -> None:
+    commands, common = cli_sections()
+    real = subcommands()
+    assert not set(commands) - set(real), f"docs/cli.md documents unknown subcommands {set(commands) - set(real)}"
+    problems = []
+    for command, body in commands.items():
+        have = long_options(real[command])
+        for option in sorted(table_options(body) - have):
+            problems.append(f"{command} {option}")
+        if uses_common(body):
+            for option in sorted(table_options(common) - have):
+                problems.append(f"{command} {option} (common options)")
+    assert not problems, f"docs/cli.md documents options the parser does not have: {problems}"
+
+
+# --- MCP tools -------------------------------------------------------------------------------------------------------
+
+
+def tools_section() -> dict[str, str]:
+    """Tool name → its subsection, from the '## MCP tools' section of docs/install.md."""
+    body = sections(read("install.md"), 2).get("MCP tools")
+    assert body is not None, "docs/install.md has no '## MCP tools' section"
+    out = {}
+    for heading, text in sections(body, 3).items():
+        name = code_in_heading(heading)
+        if name is not None:
+            out[name] = text
+    return out
+
+
+@pytest.mark.parametrize("tool", sorted(build_table()))
+def test_every_tool_and_argument_is_documented(tool: str) -> None:
+    documented = tools_section()
+    assert tool in documented, f"docs/install.md '## MCP tools' has no '### `{tool}`' subsection"
+    props = build_table()[tool].schema.get("properties", {})
+    missing = [arg for arg in props if not mentions(documented[tool], arg)]
+    assert not missing, f"docs/install.md: the `{tool}` subsection does not name its arguments {missing}"
+
+
+def test_tools_docs_name_no_unknown_tool() -> None:
+    stale = sorted(set(tools_section()) - set(build_table()))
+    assert not stale, f"docs/install.md documents tools the server does not offer: {stale}"
