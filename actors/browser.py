@@ -256,20 +256,23 @@ class Browser:
                 from_child_r, from_child_w = os.pipe()
                 child_fds += [to_child_r, from_child_w]
                 pipe_fds = (to_child_w, from_child_r)
+            # A headless browser (or one --close-browser claims) must not outlive us; a headed one the user logs in
+            # to is theirs to keep, so it must survive even our SIGKILL.
+            tied = self.config.headless or self.config.close_browser
 
-                def setup() -> None:
+            def setup() -> None:
+                if pipe:
                     os.dup2(to_child_r, 3)
                     os.dup2(from_child_w, 4)
+                if tied:
                     _die_with_parent()
 
+            if pipe:
                 pass_fds = (3, 4)
-                preexec = setup
-            else:
-                preexec = _die_with_parent
             try:
                 proc = BrowserProcess(subprocess.Popen(  # noqa: ASYNC220 - on purpose, see BrowserProcess
                     [path, *args], stdin=subprocess.DEVNULL, stdout=browser_log, stderr=browser_log,
-                    start_new_session=True, preexec_fn=preexec, pass_fds=pass_fds))
+                    start_new_session=True, preexec_fn=setup, pass_fds=pass_fds))
             except OSError as exc:
                 self.state = "degraded"
                 raise BrowserLaunchFailed(f"cannot start {path}: {exc}") from exc

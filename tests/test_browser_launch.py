@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import trio
 
 from actors.browser import find_browser, launch_args, needs_pipe_loading, profile_owner
 from supervisor import config as cfg
 from supervisor.errors import BrowserNotFound
 
+from .conftest import REPO, serve_command
 from .e2e import open_bridge, requires_chromium
 from .fakesites.fixture import FakeSites
 
@@ -66,3 +71,57 @@ async def test_extension_loaded_over_the_debugging_pipe(sites: FakeSites, tmp_pa
         status = await b.status()
         assert status["extension"]["connected"] and status["browser"]["ownership"] == "launched"
         assert "extension loaded over the debugging pipe" in b.log_text()
+
+
+FAKE_BROWSER = """#!{python}
+import os, sys, time
+if "--version" in sys.argv:
+    print("Chromium 150.0.0.0")
+    sys.exit(0)
+with open({pidfile!r}, "w") as f:
+    f.write(str(os.getpid()))
+time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize(("headless", "survives"), [(True, False), (False, True)])
+async def test_only_a_headed_browser_outlives_a_killed_server(tmp_path: Path, server_env: dict[str, str],
+                                                              headless: bool, survives: bool) -> None:
+    """A headless browser dies with us even on SIGKILL (nobody could close it); a headed one is the user's window
+    (they may be logging in to it) and stays, whatever happens to the server."""
+    pidfile = tmp_path / "browser.pid"
+    fake = tmp_path / "fake-chrome"
+    fake.write_text(FAKE_BROWSER.format(python=sys.executable, pidfile=str(pidfile)))
+    fake.chmod(0o755)
+    args = [*serve_command(), "serve", "--browser", "launch", f"--browser-path={fake}"]
+    if headless:
+        args.append("--headless")
+    proc = await trio.lowlevel.open_process(args, stdin=subprocess.PIPE, env=server_env, cwd=REPO)
+    try:
+        with trio.fail_after(15):
+            while not pidfile.exists() or not pidfile.read_text():
+                await trio.sleep(0.05)
+        browser_pid = int(pidfile.read_text())
+        proc.send_signal(signal.SIGKILL)
+        await proc.wait()
+        await trio.sleep(1.0)
+        assert alive(browser_pid) is survives
+    finally:
+        if pidfile.exists() and pidfile.read_text() and alive(int(pidfile.read_text())):
+            os.kill(int(pidfile.read_text()), signal.SIGKILL)
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead too: the fake's parent (the killed server) is gone, so init reaps it soon; check its state.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False
