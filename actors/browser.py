@@ -45,7 +45,6 @@ log = logging.getLogger("ai_bridge.browser")
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 # Debian's /usr/bin/chromium is a shell wrapper adding flags from /etc/chromium.d (NOTES.md): use the real binary.
 REAL_BINARIES = {"/usr/bin/chromium": "/usr/lib/chromium/chromium"}
-AUTO_WAIT_S = 2.5  # auto mode: how long a user's Chrome gets to connect before we launch our own
 # connect mode: a reconnecting extension polls every second, one connected to other servers every 5 s
 CONNECT_MODE_WAIT_S = 6.0
 
@@ -201,11 +200,11 @@ class Browser:
             return
         if self.mode == "auto" and self.launched is None and self.ownership is None:
             try:
-                await self.wait_link(min(timeout_s, AUTO_WAIT_S))
+                await self.wait_link(min(timeout_s, self.config.extension_wait_s))
                 return
             except ExtensionNotConnected:
-                print(f"ai-bridge: no browser extension connected within {AUTO_WAIT_S:g}s; launching a dedicated "
-                      f"browser (profile {self.profile_dir()})", file=sys.stderr, flush=True)
+                print(f"ai-bridge: no browser extension connected within {self.config.extension_wait_s:g}s; "
+                      f"launching a dedicated browser (profile {self.profile_dir()})", file=sys.stderr, flush=True)
         await self.launch()
         await self.wait_link(timeout_s)
 

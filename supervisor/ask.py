@@ -15,7 +15,7 @@ from .config import Config
 from .errors import BridgeError
 
 
-async def ask_main(config: Config, question: str, provider: str, new_chat: bool, timeout_s: float,
+async def ask_main(config: Config, question: str, provider: str, new_chat: bool, timeout_s: float | None,
                    as_json: bool) -> int:
     from actors.messages import Ask, AskProgress, AskResult
 
@@ -23,6 +23,7 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
         print("ai-bridge ask: the question is empty", file=sys.stderr)
         return 2
     project = config.project or Path.cwd().name
+    wait_s = timeout_s if timeout_s is not None else config.response_timeout_s
     providers = ["chatgpt", "gemini"] if provider == "both" else [provider]
     results: dict[str, AskResult | BridgeError] = {}
     stop = trio.Event()
@@ -43,9 +44,9 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
                                                                 task_status=task_status))
 
         async def one(p: str) -> None:
-            msg = Ask(question, project, new_chat, timeout_s, uuid.uuid4().hex)
+            msg = Ask(question, project, new_chat, wait_s, uuid.uuid4().hex)
             try:
-                results[p] = await runtime.registry.ref(p).call(msg, timeout=3 * (timeout_s + 120),
+                results[p] = await runtime.registry.ref(p).call(msg, timeout=3 * (wait_s + 120),
                                                                 on_progress=on_progress)
             except BridgeError as exc:
                 results[p] = exc

@@ -61,7 +61,8 @@ def parser() -> argparse.ArgumentParser:
     _common(a)
     a.add_argument("--provider", choices=["chatgpt", "gemini", "both"], default="both")
     a.add_argument("--new-chat", action="store_true", help="start a fresh conversation")
-    a.add_argument("--timeout", type=float, default=480.0, help="seconds to wait for an answer (default 480)")
+    a.add_argument("--timeout", type=float, help="seconds to wait for an answer (default: the response_timeout_s "
+                   "setting, 480)")
     a.add_argument("--json", action="store_true", help="print the structured result as JSON")
     a.add_argument("question", help="the question (use - to read it from stdin)")
 

@@ -45,7 +45,7 @@ class Config:
     close_browser: bool = False
     project: str | None = None  # default: the MCP client's root, else the working directory
     response_timeout_s: float = 480.0
-    extension_wait_s: float = 10.0
+    extension_wait_s: float = 2.5  # auto mode: how long your own Chrome's extension gets before we launch one
     extension_loading: str = "auto"  # auto: --load-extension, or CDP over a pipe for branded Chrome >= 137
     stall_s: float | None = None  # stop button with no new text this long → stuck (default: per provider table)
     allow_faults: bool = False  # the console's fault helpers (crash/hang/slow an actor, drop the extension socket)

@@ -164,8 +164,10 @@ def _ask_schema() -> dict[str, Any]:
                          "other model needs (code, error messages); it cannot see your files."},
             "new_chat": {"type": "boolean", "default": False,
                          "description": "Start a fresh conversation instead of continuing this project's one."},
-            "timeout_s": {"type": "number", "minimum": 5, "maximum": 3600, "default": 480,
-                          "description": "Give up waiting for the answer after this many seconds (default 480)."},
+            # No schema default: an absent timeout_s means the server's response_timeout_s setting.
+            "timeout_s": {"type": "number", "minimum": 5, "maximum": 3600,
+                          "description": "Give up waiting for the answer after this many seconds (default: the "
+                          "server's response_timeout_s setting, 480)."},
             "background": {"type": "boolean", "default": False,
                            "description": "Return at once with a job_id instead of waiting; then call get_answer "
                            "(it can wait, and shows the partial answer meanwhile). Use it when your MCP client "
