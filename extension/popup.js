@@ -41,3 +41,5 @@ chrome.storage.onChanged.addListener((changes, area) => {
 });
 setInterval(render, 1000); // keeps the "… ago" column current
 render();
+// Wakes a stopped service worker and makes it look for servers now (background.js).
+chrome.runtime.sendMessage({ type: 'status' }).catch(() => {});
