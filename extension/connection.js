@@ -5,7 +5,7 @@
 
 import { CommandError } from './executor.js';
 
-const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 1; // also in manifest.json version_name; tests/test_packaging.py checks both
 // The MV3 worker is stopped after 30 s without extension traffic; a frame we send every 20 s keeps it (and with
 // it this socket) alive.
 const PING_INTERVAL_MS = 20_000;

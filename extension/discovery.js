@@ -5,7 +5,7 @@
 // is. When Chrome stops the worker the loop dies with it; background.js's alarm wakes the worker, module
 // evaluation starts the loop again.
 
-import { Connection } from './connection.js';
+import { Connection, PROTOCOL_VERSION } from './connection.js';
 
 export const PORTS = Array.from({ length: 10 }, (_, i) => 8766 + i);
 const FAST_MS = 1_000;
@@ -37,7 +37,9 @@ async function probe(port) {
 /** Why a discovery answer is unusable, or null if it is fine. */
 function problemWith(info) {
   if (info === null || typeof info !== 'object' || Array.isArray(info)) return 'discovery answer is not an object';
-  if (info.protocolVersion !== 1) return `unsupported protocolVersion ${JSON.stringify(info.protocolVersion)} (need 1)`;
+  if (info.protocolVersion !== PROTOCOL_VERSION) {
+    return `unsupported protocolVersion ${JSON.stringify(info.protocolVersion)} (need ${PROTOCOL_VERSION})`;
+  }
   for (const key of ['wsUrl', 'token', 'serverId']) {
     if (typeof info[key] !== 'string' || !info[key]) return `discovery answer lacks ${key}`;
   }
