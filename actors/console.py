@@ -49,7 +49,7 @@ SUN_PATH_MAX = 100  # AF_UNIX paths are limited to 107 bytes; leave room
 REGISTRY_REFRESH_S = 5.0
 PROVIDERS = ("chatgpt", "gemini")
 HELPERS_DOC = """\
-Helpers (those that talk to actors can be called with or without await):
+Helpers (those that talk to actors are async: `await` them inside code; a bare call as the whole line works too):
   tree()                 supervisor tree: state, restarts, last error, inbox depth, requests in hand
   tasks()                trio task tree, with the line each task waits on
   relay()                the extension link: connection, attached tabs, pending commands with ages
@@ -180,15 +180,9 @@ def namespace(runtime: Runtime, config: Config) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for p in PROVIDERS:
             try:
-                out[p] = await call(p, messages.ProviderStatus(), 5)
+                out[p] = await call(p, messages.ProviderStatus(), 15)
             except BridgeError as exc:
                 out[p] = f"[{exc.code}] {exc}"
-        try:
-            found = await call("relay", messages.ExtCommand("tabs.query", {}, 5), 10)
-            out["browserTabs"] = [{k: t.get(k) for k in ("tabId", "url", "attachedByMe", "active")}
-                                  for t in found.get("tabs", [])]
-        except BridgeError as exc:
-            out["browserTabs"] = f"[{exc.code}] {exc}"
         return out
 
     async def history(n: int = 10) -> list[dict[str, Any]]:

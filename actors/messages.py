@@ -250,7 +250,8 @@ class GetDom:
 
 @attrs.frozen
 class ProviderStatus:
-    """→ dict: provider, tabId, url, contextId, busy (the running ask: id, question head, phase, ageS), queued."""
+    """→ dict: provider, tabId, url, contextId, busy (the running ask: id, question head, phase, ageS), queued,
+    browserTabs (the site's tabs in the browser, each with attachedByMe: our lease)."""
 
 
 PROVIDER = (Ask, Snapshot, GetDom, ProviderStatus)

@@ -80,7 +80,7 @@ async def test_registry_and_helpers(server_env: dict[str, str], state_dir: Path)
         assert "'connected': False" in await ok(server_env, "relay()")
         out = await ok(server_env, "tabs()")
         assert re.search(r"'chatgpt': \{'provider': 'chatgpt',\s+'tabId': None", out), out
-        assert "extension_not_connected" in out  # the browser's tab list needs the extension
+        assert "'browserTabs': '[extension_not_connected]" in out  # the browser's tab list needs the extension
         assert (await ok(server_env, "history()")).strip() == "[]"
         assert (await ok(server_env, "await jobs()")).strip() == "[]"
         # Blocks, statements and top-level await run in the server's loop; the last expression is shown.

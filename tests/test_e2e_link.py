@@ -15,6 +15,7 @@ import json
 import os
 import re
 import signal
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -514,6 +515,38 @@ async def test_extension_restart_mid_session_reconnects(sites: FakeSites, tmp_pa
     assert len(pages) == 1  # ... in the same tab, no duplicate
     assert actor(st, "relay")["restarts"] == 0 and actor(st, "chatgpt")["restarts"] == 0
     assert [q["question"] for q in sites.chatgpt.log()] == ["What is 8 plus 9?", "And 8 plus 10?"]
+
+
+async def test_console_drop_extension_then_it_reconnects(sites: FakeSites, tmp_path: Path) -> None:
+    """The console's fault helper on a live link: the socket is cut, the extension finds the server again through
+    discovery, and the conversation goes on. tabs() shows the provider tab and our lease while linked."""
+    sites.chatgpt.set_next(**FAST)
+    async with open_bridge(sites, tmp_path, extra=("--allow-faults",)) as b:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AI_BRIDGE_")}
+        env["AI_BRIDGE_STATE_DIR"] = str(b.state_dir)
+
+        async def console(code: str) -> str:
+            proc = await trio.run_process([sys.executable, "-m", "supervisor.cli", "console", "-c", code], env=env,
+                                          cwd=REPO, capture_stdout=True, capture_stderr=True, check=False)
+            assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
+            return proc.stdout.decode()
+
+        sc = await ask(b, "chatgpt", "What is 6 plus 7?")
+        before = await linked_status(b)
+        tabs = await console("t = (await tabs())['chatgpt']; [(x['url'][:20], x['attachedByMe']) "
+                             "for x in t['browserTabs']], t['url'] == " + repr(sc["url"]))
+        assert "('https://chatgpt.com/', True)" in tabs and tabs.rstrip().endswith("True)")
+        assert "dropped the extension link" in await console("drop_extension()")
+        t0 = trio.current_time()
+        after = await linked_status(b, timeout=20)
+        reconnect_s = trio.current_time() - t0
+        assert after["extension"]["since"] != before["extension"]["since"]
+        sc2 = await ask(b, "chatgpt", "And 6 plus 8?")
+        assert "'connected': True" in await console("relay()")
+        log = b.log_text()
+    assert reconnect_s < 10
+    assert sc2["url"] == sc["url"]
+    assert "dropping the extension link: dropped from the console" in log
 
 
 # --- 8. a tab closed under a command ---------------------------------------------------------------------------------

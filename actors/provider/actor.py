@@ -776,14 +776,25 @@ async def run(
                 env.started = False  # queued: a crash now does not count as an attempt of this ask
                 asks_send.send_nowait(env)  # asks run one at a time, in arrival order
             elif isinstance(msg, ProviderStatus):
-                env.reply(actor.status(queued=asks_send.statistics().current_buffer_used))
-                ctx.inbox.done(env)
+                nursery.start_soon(_status, ctx, actor, env, asks_send.statistics().current_buffer_used)
             elif isinstance(msg, Snapshot | GetDom):
                 nursery.start_soon(_inspect, ctx, actor, env)  # inspection must work while an ask is running
             else:
                 env.fail(InvalidArgument(f"{table.name} does not accept {type(msg).__name__}"))
                 ctx.inbox.done(env)
         nursery.cancel_scope.cancel()
+
+
+async def _status(ctx: ActorContext, actor: ProviderActor, env: Envelope[Any], queued: int) -> None:
+    out = actor.status(queued)
+    try:  # the site's tabs as the browser sees them, with our lease; best effort (the link may be down)
+        found = await actor.ext("tabs.query", {"urlPatterns": list(actor.t.url_patterns)}, timeout_s=5)
+        out["browserTabs"] = [{k: t.get(k) for k in ("tabId", "url", "attachedByMe", "active")}
+                              for t in found.get("tabs", [])]
+    except BridgeError as exc:
+        out["browserTabs"] = f"[{exc.code}] {exc.message}"
+    env.reply(out)
+    ctx.inbox.done(env)
 
 
 async def _inspect(ctx: ActorContext, actor: ProviderActor, env: Envelope[Any]) -> None:
