@@ -233,7 +233,7 @@ def namespace(runtime: Runtime, config: Config) -> dict[str, Any]:
 
 async def evaluate(source: str, ns: dict[str, Any]) -> str:
     """Run a block like the REPL does: statements run, and the value of a final expression is shown. A coroutine
-    that results is awaited, so helpers work with or without ``await``."""
+    that results is awaited, so a helper typed as the final expression needs no ``await``."""
     flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
     printed: list[str] = []
     # print() goes to the console, never to the server's stdout (which belongs to MCP).
