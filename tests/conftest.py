@@ -24,6 +24,19 @@ def state_dir(tmp_path: Path) -> Path:
     return d
 
 
+def process_alive(pid: int) -> bool:
+    """Is `pid` a live process? A zombie counts as gone (its parent has not reaped it yet)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def serve_command() -> list[str]:
     """How tests start the real server: the installed console script's module, with this interpreter."""
     return [sys.executable, "-m", "supervisor.cli"]

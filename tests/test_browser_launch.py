@@ -16,7 +16,7 @@ from actors.browser import find_browser, launch_args, needs_pipe_loading, profil
 from supervisor import config as cfg
 from supervisor.errors import BrowserNotFound
 
-from .conftest import REPO, serve_command
+from .conftest import REPO, process_alive, serve_command
 from .e2e import open_bridge, requires_chromium
 from .fakesites.fixture import FakeSites
 
@@ -105,23 +105,11 @@ async def test_only_a_headed_browser_outlives_a_killed_server(tmp_path: Path, se
         proc.send_signal(signal.SIGKILL)
         await proc.wait()
         await trio.sleep(1.0)
-        assert alive(browser_pid) is survives
+        assert process_alive(browser_pid) is survives
     finally:
-        if pidfile.exists() and pidfile.read_text() and alive(int(pidfile.read_text())):
+        if pidfile.exists() and pidfile.read_text() and process_alive(int(pidfile.read_text())):
             os.kill(int(pidfile.read_text()), signal.SIGKILL)
         if proc.returncode is None:
             proc.kill()
         await proc.wait()
 
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is dead too: the fake's parent (the killed server) is gone, so init reaps it soon; check its state.
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ", 1)[1][0] != "Z"
-    except FileNotFoundError:
-        return False

@@ -15,26 +15,13 @@ import trio
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from .conftest import REPO, serve_command
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still answers kill(0); it is gone for our purpose once reaped, which the SDK client does.
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+from .conftest import REPO, process_alive, serve_command
 
 
 async def _wait_gone(pid: int, within: float) -> float:
     t0 = time.monotonic()
     with trio.fail_after(within):
-        while _alive(pid):
+        while process_alive(pid):
             await trio.sleep(0.02)
     return time.monotonic() - t0
 
@@ -115,7 +102,7 @@ async def test_signal_during_a_slow_call_exits_within_3s(server_env: dict[str, s
 
             nursery.start_soon(slow_call)
             await trio.sleep(0.5)
-            assert _alive(pid)
+            assert process_alive(pid)
             os.kill(pid, signum)
             elapsed = await _wait_gone(pid, within=3.0)
             assert elapsed < 3.0
