@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import trio
+from mcp.shared.exceptions import MCPError
 
 from .e2e import open_bridge, requires_chromium
 from .fakesites.fixture import FakeSites
@@ -43,6 +44,9 @@ async def test_background_ask_partial_then_final(sites: FakeSites, tmp_path: Pat
                 assert partial["status"] == "running"
         assert "still running" in (await b.call("get_answer", {"job_id": job_id, "wait_s": 0})).content[0].text
 
+        # The client gives up on a long get_answer (its own timeout): the job does not mind and goes on.
+        with pytest.raises(MCPError):
+            await b.session.call_tool("get_answer", {"job_id": job_id, "wait_s": 60}, read_timeout_seconds=0.3)
         final = await b.call("get_answer", {"job_id": job_id, "wait_s": 60})
         sc = ok(final)
         assert sc["status"] == "done" and sc["finishedAt"]
