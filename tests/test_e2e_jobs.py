@@ -33,6 +33,7 @@ async def test_background_ask_partial_then_final(sites: FakeSites, tmp_path: Pat
             started = ok(await b.call("ask_chatgpt_web", {"question": q, "background": True}))
         job_id = started["jobId"]
         assert started["status"] == "running" and job_id in (await b.call("list_jobs", {})).content[0].text
+        assert [j["jobId"] for j in (await b.status())["jobs"]["running"]] == [job_id]
 
         # While it streams: status running with the partial text so far.
         await trio.to_thread.run_sync(lambda: sites.chatgpt.wait_log(

@@ -144,8 +144,17 @@ async def _link_status(deps: FrontDeps) -> dict[str, Any]:
     return out
 
 
+async def _jobs_status(deps: FrontDeps) -> dict[str, Any]:
+    try:
+        views: tuple[JobView, ...] = await deps.ctx.ref("jobs").call(ListJobs(limit=0), timeout=5)
+    except BridgeError as exc:
+        return {"jobs": {"error": f"[{exc.code}] {exc}"}}
+    return {"jobs": {"running": [{"jobId": v.job_id, "tool": v.tool, "elapsedS": v.elapsed_s, "phase": v.phase}
+                                 for v in views]}}
+
+
 # Each capability adds its part of the status here, keeping bridge_status one tool.
-_STATUS_SOURCES: list[Callable[[FrontDeps], Awaitable[dict[str, Any]]]] = [_link_status]
+_STATUS_SOURCES: list[Callable[[FrontDeps], Awaitable[dict[str, Any]]]] = [_link_status, _jobs_status]
 
 
 # --- asking ----------------------------------------------------------------------------------------------------------
@@ -403,7 +412,8 @@ def build_table() -> dict[str, ToolDef]:
         ToolDef(
             "bridge_status",
             "Show ai-bridge's health: versions, state dir, the live actor tree (state, restarts, last error, "
-            "queued requests) and the browser/extension link. Use it when an ask fails to see what is wrong.",
+            "queued requests), the browser/extension link and running background jobs. Use it when an ask fails to "
+            "see what is wrong.",
             {"type": "object", "properties": {}, "additionalProperties": False},
             bridge_status,
         ),
