@@ -25,6 +25,7 @@ import os
 import pprint
 import rlcompleter
 import socket
+import stat
 import tempfile
 import traceback
 from collections.abc import Callable
@@ -35,7 +36,7 @@ import trio
 
 import supervisor
 from supervisor.config import Config
-from supervisor.errors import BridgeError, InvalidArgument
+from supervisor.errors import BridgeError, InvalidArgument, StateFileError
 from supervisor.runtime import ActorContext
 from supervisor.supervision import Runtime
 from supervisor.testing import inject
@@ -78,6 +79,11 @@ def socket_path(state_dir: Path, pid: int | None = None) -> Path:
     # A deep state dir: fall back to a private runtime dir; the registry record says where the socket is.
     base = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()) / f"ai-bridge-{os.getuid()}"
     base.mkdir(mode=0o700, exist_ok=True)
+    st = os.lstat(base)
+    # In a shared /tmp someone else may have made this name first (or a symlink to elsewhere): never use theirs.
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise StateFileError(f"{base} is not a directory of ours; cannot place the console socket there",
+                             hint="Use a shorter --state-dir, or set XDG_RUNTIME_DIR.")
     os.chmod(base, 0o700)
     return base / f"console-{pid or os.getpid()}.sock"
 

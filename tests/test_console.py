@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -241,3 +242,23 @@ async def test_an_open_console_does_not_hold_up_shutdown(server_env: dict[str, s
     assert shutdown_s < 1.9, shutdown_s
     log = errlog.read_text()
     assert "shutting down (stdin closed)" in log and "app: stopped" in log and "cancelling them" not in log
+
+
+def test_socket_path_falls_back_to_a_private_dir_for_deep_state_dirs(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from actors.console import socket_path
+    from supervisor.errors import StateFileError
+
+    assert socket_path(tmp_path, 42) == tmp_path / "console-42.sock"
+    deep = tmp_path / ("d" * 120)
+    runtime_dir = tmp_path / "run"
+    runtime_dir.mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime_dir))
+    path = socket_path(deep, 42)
+    assert path == runtime_dir / f"ai-bridge-{os.getuid()}" / "console-42.sock"
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    # Someone else's name in a shared temp dir (here: a symlink) is refused, not used.
+    path.parent.rmdir()
+    path.parent.symlink_to(tmp_path)
+    with pytest.raises(StateFileError, match="not a directory of ours"):
+        socket_path(deep, 42)
