@@ -217,31 +217,40 @@ async def test_existing_provider_tab_is_reused_and_a_missing_one_created(sites: 
 # --- 3. two servers, one browser -------------------------------------------------------------------------------------
 
 
-async def test_two_servers_share_one_browser_with_separate_tabs(sites: FakeSites, tmp_path: Path) -> None:
-    sites.chatgpt.set_next(**FAST)
+@asynccontextmanager
+async def two_servers(sites: FakeSites, tmp_path: Path) -> AsyncIterator[tuple[Bridge, Bridge, DevTools,
+                                                                                dict[str, Any]]]:
+    """Server A (project proj-a) launches the browser; server B (proj-b, --browser connect) is then found by the same
+    extension. Yields both bridges, DevTools on the browser, and B's status once linked."""
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     async with open_bridge(sites, tmp_path / "a", project="proj-a") as a, a.devtools() as dt:
         await linked_status(a)
         async with open_bridge(sites, tmp_path / "b", project="proj-b", extra=("--browser", "connect")) as b:
-            st_b = await linked_status(b)  # the same extension found the second server and connected to it too
-            assert st_b["browser"]["mode"] == "connect" and st_b["browser"]["pid"] is None
-            assert discovery_port(a) != discovery_port(b)
-            await ask(a, "chatgpt", "A: what is 1 plus 1?")
-            await ask(b, "chatgpt", "B: what is 2 plus 2?")
-            # Then both at once, each in its own conversation.
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(ask, a, "chatgpt", "A: and 1 plus 3?")
-                nursery.start_soon(ask, b, "chatgpt", "B: and 2 plus 3?")
-            tabs_a = set((await a.status())["extension"]["attachedTabs"])
-            tabs_b = set((await b.status())["extension"]["attachedTabs"])
-            assert len(tabs_a) == 1 and len(tabs_b) == 1 and not tabs_a & tabs_b
-            assert len(await dt.pages("https://chatgpt.com/")) == 2
-            # Each server inspects its own tab only: B's snapshot shows B's conversation, never A's.
-            snap_b = (await b.call("take_cdp_snapshot", {"target": "chatgpt"})).structured_content
-            assert snap_b["tabId"] in tabs_b
-            assert "B: what is 2 plus 2?" in snap_b["text"] and "A: what is" not in snap_b["text"]
-            sessions_b = b.sessions()["projects"]["proj-b"]["chatgpt"]
+            yield a, b, dt, await linked_status(b)
+
+
+async def test_two_servers_share_one_browser_with_separate_tabs(sites: FakeSites, tmp_path: Path) -> None:
+    sites.chatgpt.set_next(**FAST)
+    async with two_servers(sites, tmp_path) as (a, b, dt, st_b):
+        # The same extension found the second server and connected to it too.
+        assert st_b["browser"]["mode"] == "connect" and st_b["browser"]["pid"] is None
+        assert discovery_port(a) != discovery_port(b)
+        await ask(a, "chatgpt", "A: what is 1 plus 1?")
+        await ask(b, "chatgpt", "B: what is 2 plus 2?")
+        # Then both at once, each in its own conversation.
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ask, a, "chatgpt", "A: and 1 plus 3?")
+            nursery.start_soon(ask, b, "chatgpt", "B: and 2 plus 3?")
+        tabs_a = set((await a.status())["extension"]["attachedTabs"])
+        tabs_b = set((await b.status())["extension"]["attachedTabs"])
+        assert len(tabs_a) == 1 and len(tabs_b) == 1 and not tabs_a & tabs_b
+        assert len(await dt.pages("https://chatgpt.com/")) == 2
+        # Each server inspects its own tab only: B's snapshot shows B's conversation, never A's.
+        snap_b = (await b.call("take_cdp_snapshot", {"target": "chatgpt"})).structured_content
+        assert snap_b["tabId"] in tabs_b
+        assert "B: what is 2 plus 2?" in snap_b["text"] and "A: what is" not in snap_b["text"]
+        sessions_b = b.sessions()["projects"]["proj-b"]["chatgpt"]
         sessions_a = a.sessions()["projects"]["proj-a"]["chatgpt"]
     assert sessions_a["tabId"] in tabs_a and sessions_b["tabId"] in tabs_b
     conv: dict[str, set[str]] = {}
@@ -254,24 +263,19 @@ async def test_two_servers_asking_at_once_never_share_a_tab(sites: FakeSites, tm
     """The user has one ChatGPT tab open and two servers' first asks arrive together: both find that tab, one leases
     it first, and the other opens a tab of its own instead of failing with tab_busy (it used to, 3 runs in 4)."""
     sites.chatgpt.set_next(**FAST)
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    async with open_bridge(sites, tmp_path / "a", project="proj-a") as a, a.devtools() as dt:
-        await linked_status(a)
-        async with open_bridge(sites, tmp_path / "b", project="proj-b", extra=("--browser", "connect")) as b:
-            await linked_status(b)
-            users_tab = await open_page(dt, "https://chatgpt.com/")
-            results: dict[str, Any] = {}
+    async with two_servers(sites, tmp_path) as (a, b, dt, _st_b):
+        users_tab = await open_page(dt, "https://chatgpt.com/")
+        results: dict[str, Any] = {}
 
-            async def one(name: str, bridge: Bridge, q: str) -> None:
-                results[name] = await bridge.call("ask_chatgpt_web", {"question": q})
+        async def one(name: str, bridge: Bridge, q: str) -> None:
+            results[name] = await bridge.call("ask_chatgpt_web", {"question": q})
 
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(one, "a", a, "A: what is 4 plus 4?")
-                nursery.start_soon(one, "b", b, "B: what is 5 plus 5?")
-            tabs_a = set((await a.status())["extension"]["attachedTabs"])
-            tabs_b = set((await b.status())["extension"]["attachedTabs"])
-            pages = [p["targetId"] for p in await dt.pages("https://chatgpt.com/")]
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(one, "a", a, "A: what is 4 plus 4?")
+            nursery.start_soon(one, "b", b, "B: what is 5 plus 5?")
+        tabs_a = set((await a.status())["extension"]["attachedTabs"])
+        tabs_b = set((await b.status())["extension"]["attachedTabs"])
+        pages = [p["targetId"] for p in await dt.pages("https://chatgpt.com/")]
     assert_answers(results["a"], "A: what is 4 plus 4?", "chatgpt")
     assert_answers(results["b"], "B: what is 5 plus 5?", "chatgpt")
     assert len(tabs_a) == 1 and len(tabs_b) == 1 and not tabs_a & tabs_b
