@@ -30,8 +30,6 @@ log = logging.getLogger("ai_bridge.jobs")
 
 KEEP_FINISHED = 100  # finished jobs remembered for get_answer / list_jobs
 MAX_RUNNING = 32  # a runaway agent must not queue unbounded work on the user's browser
-CALL_MARGIN_S = 120.0  # on top of each attempt's own timeout: connect, type, extract
-ATTEMPTS = 3  # the provider's stuck retries (2) plus the first try
 CANCEL_WAIT_S = 10.0
 
 
@@ -102,10 +100,6 @@ class JobBook:
             del self.jobs[old.job_id]
 
 
-def _error_dict(exc: BridgeError) -> dict[str, str | None]:
-    return {"code": exc.code, "message": exc.message, "hint": exc.hint}
-
-
 async def _run_job(ctx: ActorContext, job: Job, msg: StartJob) -> None:
     def sink(provider: str) -> Any:
         def put(item: Any) -> None:
@@ -120,10 +114,10 @@ async def _run_job(ctx: ActorContext, job: Job, msg: StartJob) -> None:
         ask = attrs.evolve(msg.ask, ask_id=f"{job.job_id}-{provider}")
         try:
             job.results[provider] = await ctx.ref(provider).call(
-                ask, timeout=ATTEMPTS * (ask.timeout_s + CALL_MARGIN_S), on_progress=sink(provider))
+                ask, timeout=ask.call_timeout_s, on_progress=sink(provider))
             job.phase[provider] = "done"
         except BridgeError as exc:
-            job.errors[provider] = _error_dict(exc)
+            job.errors[provider] = exc.as_dict()
             job.phase[provider] = "failed"
 
     try:
@@ -139,7 +133,7 @@ async def _run_job(ctx: ActorContext, job: Job, msg: StartJob) -> None:
                                     if job.cancel_requested else
                                     ActorCrashed("the jobs actor stopped while this ask ran; the ask was stopped",
                                                  hint="Ask again."))
-                job.errors[p] = _error_dict(exc)
+                job.errors[p] = exc.as_dict()
                 job.phase[p] = "cancelled" if job.cancel_requested else "failed"
         job.finish()
         log.info("job %s %s in %.1fs", job.job_id, job.status, job.ended_at - job.started_at if job.ended_at else 0)

@@ -199,6 +199,10 @@ BROWSER = (EnsureBrowser, BrowserStatus)
 # --- providers (one actor per provider tab: "chatgpt", "gemini") ------------------------------------------------------
 
 
+ASK_ATTEMPTS = 3  # a provider's first try plus its 2 stuck retries (seed 9.2)
+ASK_MARGIN_S = 120.0  # per attempt, on top of timeout_s: connect, type, extract
+
+
 @attrs.frozen
 class Ask:
     """→ `AskResult`. Progress items (`AskProgress`) stream to the requester while the answer forms."""
@@ -208,6 +212,11 @@ class Ask:
     new_chat: bool = False
     timeout_s: float = 480.0
     ask_id: str = ""
+
+    @property
+    def call_timeout_s(self) -> float:
+        """How long a requester waits for the reply: every attempt may use its whole timeout."""
+        return ASK_ATTEMPTS * (self.timeout_s + ASK_MARGIN_S)
 
 
 @attrs.frozen

@@ -46,7 +46,7 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
         async def one(p: str) -> None:
             msg = Ask(question, project, new_chat, wait_s, uuid.uuid4().hex)
             try:
-                results[p] = await runtime.registry.ref(p).call(msg, timeout=3 * (wait_s + 120),
+                results[p] = await runtime.registry.ref(p).call(msg, timeout=msg.call_timeout_s,
                                                                 on_progress=on_progress)
             except BridgeError as exc:
                 results[p] = exc
@@ -62,7 +62,7 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
         r = results[p]
         if isinstance(r, BridgeError):
             failed += 1
-            out[p] = {"error": {"code": r.code, "message": r.message, "hint": r.hint}}
+            out[p] = {"error": r.as_dict()}
             print(f"ai-bridge: {p} failed: [{r.code}] {r}", file=sys.stderr)
         else:
             out[p] = {"answer": r.answer, "url": r.url, "timings": r.timings, "retries": r.retries}

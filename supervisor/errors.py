@@ -21,6 +21,10 @@ class BridgeError(Exception):
     def __str__(self) -> str:
         return f"{self.message} {self.hint}" if self.hint else self.message
 
+    def as_dict(self) -> dict[str, str | None]:
+        """The error as structured tool results and job records carry it."""
+        return {"code": self.code, "message": self.message, "hint": self.hint}
+
 
 # --- runtime -------------------------------------------------------------------------------------------------
 

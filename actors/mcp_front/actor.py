@@ -282,7 +282,7 @@ def _error_result(types: Any, exc: BridgeError) -> Any:
     text = f"[{exc.code}] {exc}"
     return types.CallToolResult(
         content=[types.TextContent(text=text)],
-        structured_content={"error": {"code": exc.code, "message": exc.message, "hint": exc.hint}},
+        structured_content={"error": exc.as_dict()},
         is_error=True,
     )
 

@@ -161,7 +161,6 @@ _STATUS_SOURCES: list[Callable[[FrontDeps], Awaitable[dict[str, Any]]]] = [_link
 
 PROVIDERS = {"chatgpt": "ChatGPT", "gemini": "Gemini"}
 MAX_QUESTION = 100_000
-ATTEMPTS = 3  # the provider's own stuck retries (2) plus the first try
 
 
 def _ask_schema() -> dict[str, Any]:
@@ -237,7 +236,7 @@ async def _ask_one(deps: FrontDeps, provider: str, args: dict[str, Any], project
                    on_progress: Callable[[Any], None] | None) -> AskResult:
     msg = _ask_message(deps, args, project)
     result: AskResult = await deps.ctx.ref(provider).call(
-        msg, timeout=ATTEMPTS * (msg.timeout_s + 120), on_progress=on_progress)
+        msg, timeout=msg.call_timeout_s, on_progress=on_progress)
     return result
 
 
@@ -295,11 +294,7 @@ async def ask_both(deps: FrontDeps, mcp_ctx: Any, args: dict[str, Any]) -> ToolR
             for p in PROVIDERS:
                 asks.start_soon(one, p)
         nursery.cancel_scope.cancel()
-    return _both_result({p: r if isinstance(r, AskResult) else _error_dict(r) for p, r in results.items()})
-
-
-def _error_dict(exc: BridgeError) -> dict[str, str | None]:
-    return {"code": exc.code, "message": exc.message, "hint": exc.hint}
+    return _both_result({p: r if isinstance(r, AskResult) else r.as_dict() for p, r in results.items()})
 
 
 def _both_result(results: dict[str, AskResult | dict[str, str | None]]) -> ToolResult:

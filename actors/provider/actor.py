@@ -44,6 +44,7 @@ from supervisor.errors import (
 from supervisor.runtime import ActorContext, Envelope
 
 from ..messages import (
+    ASK_ATTEMPTS,
     AppendHistory,
     Ask,
     AskProgress,
@@ -63,7 +64,7 @@ from .table import ProviderTable
 
 WATCHER_SOURCE = (Path(__file__).parent / "watcher.js").read_text(encoding="utf-8")
 WORLD = "ai-bridge"
-MAX_RETRIES = 2  # stuck retries (seed 9.2), then a typed error
+MAX_RETRIES = ASK_ATTEMPTS - 1  # stuck retries (seed 9.2), then a typed error
 PROGRESS_EVERY_S = 0.5
 DEBUG_DUMPS_KEEP = 50  # newest debug dumps kept (per state dir, both providers together)
 MAX_PARTIAL = 200_000  # characters of the partial answer carried by a progress item (background jobs keep it)
