@@ -196,9 +196,7 @@ def namespace(runtime: Runtime, config: Config) -> dict[str, Any]:
         return [{k: r.get(k) for k in ("ts", "project", "provider", "status", "error", "url")} for r in records]
 
     async def jobs() -> list[dict[str, Any]]:
-        views = await call("jobs", messages.ListJobs(), 5)
-        return [{"jobId": v.job_id, "tool": v.tool, "status": v.status, "elapsedS": v.elapsed_s,
-                 "phase": v.phase} for v in views]
+        return [v.row() for v in await call("jobs", messages.ListJobs(), 5)]
 
     async def restart(actor: str) -> Shown:
         try:

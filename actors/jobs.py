@@ -44,7 +44,6 @@ class Job:
     providers: tuple[str, ...]
     created: dt.datetime
     started_at: float  # trio clock
-    finished_at: dt.datetime | None = None
     ended_at: float | None = None
     status: str = "running"
     results: dict[str, AskResult] = attrs.field(factory=dict)
@@ -57,9 +56,10 @@ class Job:
 
     def view(self) -> JobView:
         end = self.ended_at if self.ended_at is not None else trio.current_time()
+        finished = self.created + dt.timedelta(seconds=end - self.started_at) if self.ended_at is not None else None
         return JobView(
             job_id=self.job_id, tool=self.tool, providers=self.providers, status=self.status,
-            created_at=_iso(self.created), finished_at=_iso(self.finished_at) if self.finished_at else None,
+            created_at=_iso(self.created), finished_at=_iso(finished) if finished else None,
             elapsed_s=round(end - self.started_at, 3), results=dict(self.results), errors=dict(self.errors),
             partial=dict(self.partial) if self.status == "running" else {}, phase=dict(self.phase),
         )
@@ -71,7 +71,6 @@ class Job:
             self.status = "cancelled"
         else:
             self.status = "failed"
-        self.finished_at = dt.datetime.now(dt.UTC)
         self.ended_at = trio.current_time()
         self.done.set()
 
@@ -136,7 +135,7 @@ async def _run_job(ctx: ActorContext, job: Job, msg: StartJob) -> None:
                 job.errors[p] = exc.as_dict()
                 job.phase[p] = "cancelled" if job.cancel_requested else "failed"
         job.finish()
-        log.info("job %s %s in %.1fs", job.job_id, job.status, job.ended_at - job.started_at if job.ended_at else 0)
+        log.info("job %s %s in %.1fs", job.job_id, job.status, job.view().elapsed_s)
 
 
 async def run(

@@ -317,5 +317,10 @@ class JobView:
     partial: dict[str, str]  # provider -> the answer text so far (while running)
     phase: dict[str, str]  # provider -> the last progress phase
 
+    def row(self) -> dict[str, Any]:
+        """One line of a job listing (list_jobs, bridge_status, the console)."""
+        return {"jobId": self.job_id, "tool": self.tool, "status": self.status, "createdAt": self.created_at,
+                "elapsedS": self.elapsed_s, "phase": self.phase}
+
 
 JOBS = (StartJob, GetJob, ListJobs, CancelJob)

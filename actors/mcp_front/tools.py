@@ -149,8 +149,7 @@ async def _jobs_status(deps: FrontDeps) -> dict[str, Any]:
         views: tuple[JobView, ...] = await deps.ctx.ref("jobs").call(ListJobs(limit=0), timeout=5)
     except BridgeError as exc:
         return {"jobs": {"error": f"[{exc.code}] {exc}"}}
-    return {"jobs": {"running": [{"jobId": v.job_id, "tool": v.tool, "elapsedS": v.elapsed_s, "phase": v.phase}
-                                 for v in views]}}
+    return {"jobs": {"running": [v.row() for v in views]}}
 
 
 # Each capability adds its part of the status here, keeping bridge_status one tool.
@@ -297,6 +296,11 @@ async def ask_both(deps: FrontDeps, mcp_ctx: Any, args: dict[str, Any]) -> ToolR
     return _both_result({p: r if isinstance(r, AskResult) else r.as_dict() for p, r in results.items()})
 
 
+def _error_text(err: dict[str, str | None]) -> str:
+    hint = f" {err['hint']}" if err.get("hint") else ""
+    return f"[{err['code']}] {err['message']}{hint}"
+
+
 def _both_result(results: dict[str, AskResult | dict[str, str | None]]) -> ToolResult:
     """Both providers' answers as one result; one failing still returns the other's answer."""
     parts, structured = [], {}
@@ -306,8 +310,7 @@ def _both_result(results: dict[str, AskResult | dict[str, str | None]]) -> ToolR
             parts.append(f"## {title}\n\n{r.answer}")
             structured[p] = _structured(r)
         else:
-            hint = f" {r['hint']}" if r.get("hint") else ""
-            parts.append(f"## {title}\n\n(failed) [{r['code']}] {r['message']}{hint}")
+            parts.append(f"## {title}\n\n(failed) {_error_text(r)}")
             structured[p] = {"error": r}
     failed = all(not isinstance(r, AskResult) for r in results.values())
     return ToolResult(text="\n\n".join(parts), structured=structured, is_error=failed)
@@ -319,9 +322,7 @@ MAX_WAIT_S = 600
 
 
 def _job_structured(v: JobView) -> dict[str, Any]:
-    out: dict[str, Any] = {"jobId": v.job_id, "tool": v.tool, "status": v.status, "createdAt": v.created_at,
-                           "finishedAt": v.finished_at, "elapsedS": v.elapsed_s,
-                           "phase": v.phase}
+    out: dict[str, Any] = {**v.row(), "finishedAt": v.finished_at}
     if v.status == "running":
         out["partial"] = v.partial
     out["results"] = {p: _structured(r) for p, r in v.results.items()}
@@ -349,8 +350,7 @@ def _job_result(v: JobView) -> ToolResult:
     if p in v.results:
         return ToolResult(text=v.results[p].answer, structured=structured)
     err = v.errors.get(p) or {"code": "bridge_error", "message": "the job ended without an answer", "hint": None}
-    hint = f" {err['hint']}" if err.get("hint") else ""
-    return ToolResult(text=f"[{err['code']}] {err['message']}{hint}", structured=structured, is_error=True)
+    return ToolResult(text=_error_text(err), structured=structured, is_error=True)
 
 
 async def get_answer(deps: FrontDeps, mcp_ctx: Any, args: dict[str, Any]) -> ToolResult:
@@ -363,8 +363,7 @@ async def list_jobs(deps: FrontDeps, mcp_ctx: Any, args: dict[str, Any]) -> Tool
     from .actor import dumps
 
     views: tuple[JobView, ...] = await deps.ctx.ref("jobs").call(ListJobs(int(args.get("limit", 20))), timeout=10)
-    rows = [{"jobId": v.job_id, "tool": v.tool, "status": v.status, "createdAt": v.created_at,
-             "elapsedS": v.elapsed_s, "phase": v.phase} for v in views]
+    rows = [v.row() for v in views]
     text = dumps(rows) if rows else "No background jobs on this server yet."
     return ToolResult(text=text, structured={"jobs": rows})
 
