@@ -37,6 +37,7 @@ import trio
 import supervisor
 from supervisor.config import Config
 from supervisor.errors import BridgeError, InvalidArgument, StateFileError
+from supervisor.paths import server_records
 from supervisor.runtime import ActorContext
 from supervisor.supervision import Runtime
 from supervisor.testing import inject
@@ -86,10 +87,6 @@ def socket_path(state_dir: Path, pid: int | None = None) -> Path:
                              hint="Use a shorter --state-dir, or set XDG_RUNTIME_DIR.")
     os.chmod(base, 0o700)
     return base / f"console-{pid or os.getpid()}.sock"
-
-
-def registry_dir(state_dir: Path) -> Path:
-    return state_dir / "servers"
 
 
 # --- rendering ----------------------------------------------------------------------------------------------------
@@ -378,7 +375,7 @@ async def run(
 ) -> None:
     state_dir = config.state_dir
     path = socket_path(state_dir)
-    record_path = registry_dir(state_dir) / f"{os.getpid()}.json"
+    record_path = server_records(state_dir) / f"{os.getpid()}.json"
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     sock = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

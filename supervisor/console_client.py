@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .paths import server_records
+
 HISTORY_FILE = "console_history"
 HISTORY_LENGTH = 2000
 
@@ -39,7 +41,7 @@ def _alive(pid: int) -> bool:
 def running_servers(state_dir: Path) -> list[dict[str, Any]]:
     """Registered servers of this state dir whose process is alive; records of dead ones are removed."""
     out = []
-    for path in sorted((state_dir / "servers").glob("*.json")):
+    for path in sorted(server_records(state_dir).glob("*.json")):
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
             pid = int(record["pid"])

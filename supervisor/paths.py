@@ -5,6 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def server_records(state_dir: Path) -> Path:
+    """Where each running server registers itself (``<pid>.json``) for ``ai-bridge console`` to find it."""
+    return state_dir / "servers"
+
+
 def extension_path() -> Path:
     """The unpacked extension: packaged into the wheel as supervisor/_extension, or the repo's extension/."""
     packaged = Path(__file__).parent / "_extension"
