@@ -66,7 +66,6 @@ WATCHER_SOURCE = (Path(__file__).parent / "watcher.js").read_text(encoding="utf-
 WORLD = "ai-bridge"
 MAX_RETRIES = ASK_ATTEMPTS - 1  # stuck retries (seed 9.2), then a typed error
 PROGRESS_EVERY_S = 0.5
-DEBUG_DUMPS_KEEP = 50  # newest debug dumps kept (per state dir, both providers together)
 MAX_PARTIAL = 200_000  # characters of the partial answer carried by a progress item (background jobs keep it)
 SAFETY_POLL_S = 1.0  # the watcher reports changes; this slow poll only covers lost events
 
@@ -96,7 +95,8 @@ class Conn:
 
 
 class ProviderActor:
-    def __init__(self, ctx: ActorContext, table: ProviderTable, *, stall_s: float | None = None) -> None:
+    def __init__(self, ctx: ActorContext, table: ProviderTable, *, stall_s: float | None = None,
+                 debug_dir: Path | None = None, dumps_keep: int = 0) -> None:
         self.ctx = ctx
         self.t = table
         self.to = table.timeouts if stall_s is None else attrs.evolve(table.timeouts, stall_s=stall_s)
@@ -105,8 +105,8 @@ class ProviderActor:
         self.conn: Conn | None = None
         self.binding = f"__aib_{secrets.token_hex(6)}"
         self.ask_lock = trio.Lock()
-        self.debug_dir: Path | None = None
-        self.dumps_keep = DEBUG_DUMPS_KEEP
+        self.debug_dir = debug_dir  # seed 9.4 dumps; the newest `dumps_keep` are kept (both providers together)
+        self.dumps_keep = dumps_keep
         self.busy: dict[str, Any] | None = None  # the running ask, for ProviderStatus (console, bridge_status)
 
     def status(self, queued: int) -> dict[str, Any]:
@@ -564,7 +564,7 @@ class ProviderActor:
     async def debug_dump(self, conn: Conn, why: str, question: str, answer: str = "") -> str:
         """Seed 9.4: keep the page state for later diagnosis in <state-dir>/debug/."""
         if self.debug_dir is None:
-            return "(no state dir)"
+            return "(debug dumps are off: no state dir, or debug_dumps_keep = 0)"
         now = time.time()
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now)) + f"{now % 1:.3f}"[1:]
         path = self.debug_dir / f"{self.t.name}-{stamp}-{why}.json"
@@ -760,12 +760,11 @@ async def run(
     table: ProviderTable,
     state_dir: Path | None = None,
     stall_s: float | None = None,
-    dumps_keep: int = DEBUG_DUMPS_KEEP,
+    dumps_keep: int = 0,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    actor = ProviderActor(ctx, table, stall_s=stall_s)
-    actor.debug_dir = state_dir / "debug" if state_dir is not None else None
-    actor.dumps_keep = dumps_keep
+    actor = ProviderActor(ctx, table, stall_s=stall_s, dumps_keep=dumps_keep,
+                          debug_dir=state_dir / "debug" if state_dir is not None and dumps_keep else None)
     asks_send, asks_recv = trio.open_memory_channel[Envelope[Any]](math.inf)
     async with trio.open_nursery() as nursery:
         actor.ctx_nursery = nursery
