@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio.testing
@@ -22,6 +23,21 @@ def state_dir(tmp_path: Path) -> Path:
     d = tmp_path / "state"
     d.mkdir()
     return d
+
+
+def find_actor(status: dict[str, Any], actor_id: str) -> dict[str, Any]:
+    """An actor's entry, at any depth, in bridge_status's actor tree."""
+    def walk(node: dict[str, Any]) -> dict[str, Any] | None:
+        for c in node.get("children", []):
+            if c["id"] == actor_id:
+                return c  # type: ignore[no-any-return]
+            if (found := walk(c)) is not None:
+                return found
+        return None
+
+    found = walk(status["actors"])
+    assert found is not None, f"no actor {actor_id!r} in {status['actors']}"
+    return found
 
 
 def process_alive(pid: int) -> bool:

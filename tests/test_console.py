@@ -14,14 +14,13 @@ import sys
 import termios
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import trio
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from .conftest import REPO, serve_command
+from .conftest import REPO, find_actor, serve_command
 
 
 async def console(env: dict[str, str], *lines: str, args: tuple[str, ...] = ()) -> tuple[int, str, str]:
@@ -49,20 +48,6 @@ async def serving(env: dict[str, str], *args: str, errlog: Path | None = None,
             await session.initialize()
             pid = (await session.call_tool("bridge_status", {})).structured_content["pid"]
             yield session, pid
-
-
-def actor_info(status: dict[str, Any], name: str) -> dict[str, Any]:
-    def walk(children: list[dict[str, Any]]) -> dict[str, Any] | None:
-        for c in children:
-            if c["id"] == name:
-                return c
-            if (found := walk(c.get("children", []))) is not None:
-                return found
-        return None
-
-    found = walk(status["actors"]["children"])
-    assert found is not None, name
-    return found
 
 
 async def test_registry_and_helpers(server_env: dict[str, str], state_dir: Path) -> None:
@@ -106,7 +91,7 @@ async def test_registry_and_helpers(server_env: dict[str, str], state_dir: Path)
         # Restart from the console: graceful, through the supervisor.
         assert "restarted session_store: running, restarts 1" in await ok(server_env, "restart('session_store')")
         status = (await session.call_tool("bridge_status", {})).structured_content
-        store = actor_info(status, "session_store")
+        store = find_actor(status, "session_store")
         assert store["restarts"] == 1 and store["lastError"] == "restarted on request"
         code, out, _ = await console(server_env, "restart('nope')")
         assert code == 1 and "no actor named 'nope'" in out
@@ -121,7 +106,7 @@ async def test_faults_only_with_allow_faults(server_env: dict[str, str]) -> None
         assert "armed crash on session_store" in await ok(server_env, "crash('session_store')")
         assert "armed slow on session_store" in await ok(server_env, "slow('session_store', 0.2)")
         status = (await session.call_tool("bridge_status", {})).structured_content  # the crash fires here
-        store = actor_info(status, "session_store")
+        store = find_actor(status, "session_store")
         assert store["restarts"] == 1 and "injected fault" in store["lastError"]
         assert "no extension was connected" in await ok(server_env, "drop_extension()")
 
@@ -220,7 +205,7 @@ async def test_interactive_console_on_a_pty(server_env: dict[str, str], state_di
         assert stat.S_IMODE(os.stat(history).st_mode) == 0o600
         # Leaving never disturbed the server.
         status = (await session.call_tool("bridge_status", {})).structured_content
-        assert actor_info(status, "console")["restarts"] == 0
+        assert find_actor(status, "console")["restarts"] == 0
 
 
 

@@ -27,7 +27,7 @@ import pytest
 import trio
 from trio_websocket import ConnectionClosed, ConnectionRejected, WebSocketConnection, wrap_client_stream
 
-from .conftest import REPO
+from .conftest import REPO, find_actor
 from .e2e import Bridge, DevTools, open_bridge, requires_chromium
 from .fakesites.fixture import FakeSites
 from .fakesites.scripting import answer_ref
@@ -62,20 +62,6 @@ async def linked_status(b: Bridge, timeout: float = 20) -> dict[str, Any]:
         return st if st["extension"]["connected"] and st["browser"]["state"] == "connected" else None
 
     return await eventually(probe, timeout, "extension connected")  # type: ignore[no-any-return]
-
-
-def actor(status: dict[str, Any], actor_id: str) -> dict[str, Any]:
-    def walk(node: dict[str, Any]) -> dict[str, Any] | None:
-        for c in node.get("children", []):
-            if c["id"] == actor_id:
-                return c  # type: ignore[no-any-return]
-            if (found := walk(c)) is not None:
-                return found
-        return None
-
-    found = walk(status["actors"])
-    assert found is not None, f"no actor {actor_id!r} in {status['actors']}"
-    return found
 
 
 def discovery_port(b: Bridge) -> int:
@@ -462,9 +448,9 @@ async def test_malformed_and_oversized_frames_do_not_crash_the_relay(sites: Fake
         for r in replies:
             assert r["type"] == "error" and r["id"] is None and r["error"]["code"] == "bad_frame", r
         st = await b.status()
-        relay = actor(st, "relay")
+        relay = find_actor(st, "relay")
         assert relay["restarts"] == 0 and relay["state"] == "running", relay
-        assert actor(st, "mcp_front")["restarts"] == 0
+        assert find_actor(st, "mcp_front")["restarts"] == 0
         # The real extension backs off (4409 told it it was replaced), then reconnects by itself; asks work again.
         t0 = trio.current_time()
         await ask(b, "chatgpt", "After the storm: what is 3 plus 4?")
@@ -472,7 +458,7 @@ async def test_malformed_and_oversized_frames_do_not_crash_the_relay(sites: Fake
         st = await linked_status(b)
         log = b.log_text()
     assert st["extension"]["userAgent"] != "raw-test-client"
-    assert actor(st, "relay")["restarts"] == 0
+    assert find_actor(st, "relay")["restarts"] == 0
     assert "replaces" in log and "crashed" not in log
 
 
@@ -517,7 +503,7 @@ async def test_extension_restart_mid_session_reconnects(sites: FakeSites, tmp_pa
     assert reconnect_s < 10
     assert sc2["url"] == sc["url"]  # the same conversation goes on ...
     assert len(pages) == 1  # ... in the same tab, no duplicate
-    assert actor(st, "relay")["restarts"] == 0 and actor(st, "chatgpt")["restarts"] == 0
+    assert find_actor(st, "relay")["restarts"] == 0 and find_actor(st, "chatgpt")["restarts"] == 0
     assert [q["question"] for q in sites.chatgpt.log()] == ["What is 8 plus 9?", "And 8 plus 10?"]
 
 
