@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import trio
 
+from .conftest import find_actor
 from .e2e import open_bridge, requires_chromium
 from .fakesites.fixture import FakeSites
 from .fakesites.scripting import answer_ref
@@ -138,8 +139,7 @@ async def test_stuck_then_retry_succeeds(sites: FakeSites, tmp_path: Path, provi
         sc = assert_answers(res, q, provider)
         status = await b.status()
     assert sc["retries"] == 1
-    providers = next(c for c in status["actors"]["children"] if c["id"] == "providers")
-    actor = next(c for c in providers["children"] if c["id"] == provider)
+    actor = find_actor(status, provider)
     assert actor["restarts"] == 1 and "stuck" in actor["lastError"]
     assert [q_["status"] for q_ in site.log()] == ["stuck", "complete"]
 
