@@ -29,16 +29,17 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import assert_never
 
 import attrs
 import trio
 
 from supervisor.config import Config
-from supervisor.errors import BridgeError, BrowserLaunchFailed, BrowserNotFound, ExtensionNotConnected, InvalidArgument
-from supervisor.runtime import ActorContext, Envelope
+from supervisor.errors import BridgeError, BrowserLaunchFailed, BrowserNotFound, ExtensionNotConnected
+from supervisor.otp import ActorContext, Reply
 
-from .messages import BrowserStatus, EnsureBrowser, LinkStatus, WaitConnected
+from .protocol.browser import BrowserReport, BrowserRequest, BrowserState, BrowserStatus, EnsureBrowser, Ownership
+from .protocol.relay import RELAY, LinkStatus, WaitConnected
 
 log = logging.getLogger("ai_bridge.browser")
 
@@ -166,24 +167,24 @@ class Launched:
 
 
 class Browser:
-    def __init__(self, ctx: ActorContext, config: Config, extension_dir: Path) -> None:
+    def __init__(self, ctx: ActorContext[BrowserRequest], config: Config, extension_dir: Path) -> None:
         self.ctx = ctx
+        self.relay = ctx.ref(RELAY)
         self.config = config
         self.extension_dir = extension_dir
         self.mode = config.browser
-        self.state = "waiting"  # waiting | connected | degraded | launching
-        self.ownership: str | None = None  # launched | attached (profile reuse) | user (their own Chrome)
+        self.state = BrowserState.WAITING
+        self.ownership: Ownership | None = None
         self.launched: Launched | None = None
         self.launch_lock = trio.Lock()
         self.last_error: str | None = None
         self.connected_after_launch_s: float | None = None
 
     async def link_connected(self) -> bool:
-        status: dict[str, Any] = await self.ctx.ref("relay").call(LinkStatus(), timeout=5)
-        return bool(status["connected"])
+        return (await self.relay.call(LinkStatus(), timeout=5)).connected
 
     async def wait_link(self, timeout_s: float) -> None:
-        await self.ctx.ref("relay").call(WaitConnected(timeout_s), timeout=timeout_s + 5)
+        await self.relay.call(WaitConnected(timeout_s), timeout=timeout_s + 5)
 
     async def ensure(self, timeout_s: float) -> None:
         if await self.link_connected():
@@ -217,7 +218,7 @@ class Browser:
                 return
             if await self.link_connected():
                 return
-            self.state = "launching"
+            self.state = BrowserState.LAUNCHING
             temp: tempfile.TemporaryDirectory[str] | None = None
             if self.config.isolated:
                 temp = tempfile.TemporaryDirectory(prefix="ai-bridge-profile-")
@@ -230,7 +231,7 @@ class Browser:
                     # Another browser (ours from an earlier run, or the user's) already owns this profile: a second
                     # one would just hand the URL to it and exit. Use it; it has our extension loaded.
                     log.info("a browser (pid %d) already runs on profile %s; attaching to it", owner, profile)
-                    self.ownership = "attached"
+                    self.ownership = Ownership.ATTACHED
                     return
             path = await trio.to_thread.run_sync(find_browser, self.config.browser_path)
             version = await trio.to_thread.run_sync(browser_version, path)
@@ -273,13 +274,13 @@ class Browser:
                     [path, *args], stdin=subprocess.DEVNULL, stdout=browser_log, stderr=browser_log,
                     start_new_session=True, preexec_fn=setup, pass_fds=pass_fds))
             except OSError as exc:
-                self.state = "degraded"
+                self.state = BrowserState.DEGRADED
                 raise BrowserLaunchFailed(f"cannot start {path}: {exc}") from exc
             finally:
                 for fd in child_fds:
                     os.close(fd)
             self.launched = Launched(proc, path, self.config.headless, temp, time.time(), pipe_fds)
-            self.ownership = "launched"
+            self.ownership = Ownership.LAUNCHED
             if pipe_fds is not None:
                 await self._load_extension_over_pipe(pipe_fds)
 
@@ -288,7 +289,7 @@ class Browser:
         msg = json.dumps({"id": 1, "method": "Extensions.loadUnpacked",
                           "params": {"path": str(self.extension_dir)}}).encode() + b"\0"
 
-        def roundtrip() -> dict[str, Any]:
+        def roundtrip() -> dict[str, object]:
             os.write(write_fd, msg)
             buf = b""
             while True:
@@ -298,39 +299,45 @@ class Browser:
                 buf += chunk
                 while b"\0" in buf:
                     raw, buf = buf.split(b"\0", 1)
-                    reply: dict[str, Any] = json.loads(raw)
+                    reply = json.loads(raw)
+                    if not isinstance(reply, dict):
+                        continue
                     if reply.get("id") == 1:
                         return reply
 
         with trio.move_on_after(15) as scope:
             reply = await trio.to_thread.run_sync(roundtrip, abandon_on_cancel=True)
         if scope.cancelled_caught or "error" in reply:
-            detail = "timed out" if scope.cancelled_caught else reply["error"].get("message")
+            error = reply.get("error")
+            detail = "timed out" if scope.cancelled_caught else (
+                error.get("message") if isinstance(error, dict) else str(error))
             raise BrowserLaunchFailed(
                 f"this browser ignores --load-extension and Extensions.loadUnpacked failed: {detail}",
                 hint="Load the extension by hand (chrome://extensions → Load unpacked → `ai-bridge extension-path`) "
                 "and use --browser connect, or use Chromium.")
-        log.info("extension loaded over the debugging pipe (%s)", reply.get("result", {}).get("id"))
+        result = reply.get("result")
+        log.info("extension loaded over the debugging pipe (%s)", result.get("id") if isinstance(result, dict) else "?")
 
     async def watch(self) -> None:
         """Track connected / degraded for status and logs."""
         while True:
-            status: dict[str, Any] = {}
+            since: float | None = None
             try:
-                status = await self.ctx.ref("relay").call(LinkStatus(), timeout=5)
-                connected = bool(status["connected"])
+                report = await self.relay.call(LinkStatus(), timeout=5)
+                connected, since = report.connected, report.since
             except BridgeError:
                 connected = False
-            new = "connected" if connected else ("degraded" if self.mode == "connect" or self.ownership else "waiting")
-            if self.state == "launching" and not connected:
-                new = "launching"
+            new = BrowserState.CONNECTED if connected else (
+                BrowserState.DEGRADED if self.mode == "connect" or self.ownership else BrowserState.WAITING)
+            if self.state is BrowserState.LAUNCHING and not connected:
+                new = BrowserState.LAUNCHING
             if new != self.state:
                 log.info("browser link: %s → %s", self.state, new)
-                if new == "connected" and self.launched and self.connected_after_launch_s is None:
+                if new is BrowserState.CONNECTED and self.launched and self.connected_after_launch_s is None:
                     # From the link's own timestamp, not this 0.5 s poll.
-                    self.connected_after_launch_s = float(status.get("since") or time.time()) - self.launched.started
-                if new == "connected" and self.ownership is None:
-                    self.ownership = "user"
+                    self.connected_after_launch_s = (since or time.time()) - self.launched.started
+                if new is BrowserState.CONNECTED and self.ownership is None:
+                    self.ownership = Ownership.USER
                 self.state = new
             if self.launched is not None and self.launched.process.returncode is not None:
                 log.warning("the browser we launched exited (code %s)", self.launched.process.returncode)
@@ -340,20 +347,15 @@ class Browser:
                 self.ownership = None
             await trio.sleep(0.5)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> BrowserReport:
         launched = self.launched
-        return {
-            "mode": self.mode,
-            "state": self.state,
-            "ownership": self.ownership,
-            "pid": launched.process.pid if launched else None,
-            "path": launched.path if launched else None,
-            "headless": launched.headless if launched else None,
-            "launchToConnectedS": round(self.connected_after_launch_s, 3) if self.connected_after_launch_s else None,
-            "profile": str(self.profile_dir()) if not self.config.isolated else "(temporary)",
-            "extensionDir": str(self.extension_dir),
-            "lastError": self.last_error,
-        }
+        return BrowserReport(
+            mode=self.mode, state=self.state, ownership=self.ownership,
+            pid=launched.process.pid if launched else None, path=launched.path if launched else None,
+            headless=launched.headless if launched else None,
+            launch_to_connected_s=round(self.connected_after_launch_s, 3) if self.connected_after_launch_s else None,
+            profile=str(self.profile_dir()) if not self.config.isolated else "(temporary)",
+            extension_dir=str(self.extension_dir), last_error=self.last_error)
 
     async def close(self) -> None:
         launched = self.launched
@@ -388,7 +390,7 @@ def _kill_group(pid: int, sig: int) -> None:
 
 
 async def run(
-    ctx: ActorContext,
+    ctx: ActorContext[BrowserRequest],
     *,
     config: Config,
     extension_dir: Path,
@@ -402,26 +404,25 @@ async def run(
             nursery.start_soon(browser.watch)
             task_status.started()
 
-            async def ensure(env: Envelope[Any], timeout_s: float) -> None:
-                try:
-                    await browser.ensure(timeout_s)
-                except BridgeError as exc:
-                    browser.last_error = str(exc)
-                    env.fail(exc)
-                else:
-                    env.reply(None)
-                ctx.inbox.done(env)
+            async def handle(msg: BrowserRequest) -> Reply[object]:
+                match msg:
+                    case EnsureBrowser():
+                        try:
+                            await browser.ensure(msg.timeout_s)
+                        except BridgeError as exc:
+                            browser.last_error = str(exc)
+                            raise
+                        return msg.reply(None)
+                    case BrowserStatus():
+                        return msg.reply(browser.status())
+                    case _:
+                        assert_never(msg)
 
             async for env in ctx.messages():
-                msg = env.message
-                if isinstance(msg, EnsureBrowser):
-                    nursery.start_soon(ensure, env, msg.timeout_s)  # waiting must not block status requests
-                    continue
-                if isinstance(msg, BrowserStatus):
-                    env.reply(browser.status())
+                if isinstance(env.message, EnsureBrowser):
+                    ctx.answer_soon(nursery, env, handle)  # waiting must not block status requests
                 else:
-                    env.fail(InvalidArgument(f"browser does not accept {type(msg).__name__}"))
-                ctx.inbox.done(env)
+                    await ctx.answer(env, handle)
             nursery.cancel_scope.cancel()
     finally:
         with trio.CancelScope(shield=True):

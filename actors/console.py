@@ -37,19 +37,19 @@ import trio
 import supervisor
 from supervisor.config import Config
 from supervisor.errors import BridgeError, InvalidArgument, StateFileError
+from supervisor.files import ensure_private_dir, write_atomic
+from supervisor.otp import ActorContext, ActorSystem, Address, Message, Request
+from supervisor.otp.faults import FaultKind, FaultsDisabled, inject
 from supervisor.paths import server_records
-from supervisor.runtime import ActorContext
-from supervisor.supervision import Runtime
-from supervisor.testing import inject
 
-from . import messages
+from .protocol import browser, discovery, jobs, provider, relay, session_store
+from .protocol.common import ProviderName
 
 log = logging.getLogger("ai_bridge.console")
 
 MAX_LINE = 1024 * 1024
 SUN_PATH_MAX = 100  # AF_UNIX paths are limited to 107 bytes; leave room
 REGISTRY_REFRESH_S = 5.0
-PROVIDERS = ("chatgpt", "gemini")
 HELPERS_DOC = """\
 Helpers (those that talk to actors are async: `await` them inside code; a bare call as the whole line works too):
   tree()                 supervisor tree: state, restarts, last error, inbox depth, requests in hand
@@ -59,8 +59,8 @@ Helpers (those that talk to actors are async: `await` them inside code; a bare c
   history(n=10)          the last n asks from history.jsonl
   jobs()                 background jobs
   restart('actor')       restart an actor (or a supervisor) gracefully, as its supervisor's strategy says
-  call('actor', msg)     send a message from `messages` and await the reply
-  runtime, config, messages, trio   the live objects
+  call('actor', msg)     send a request (classes in `protocol`, e.g. protocol.relay.LinkStatus()) and await the reply
+  system, config, protocol, trio    the live objects
 {faults}"""
 FAULTS_ON = """\
 Faults (--allow-faults is on):
@@ -92,7 +92,7 @@ def socket_path(state_dir: Path, pid: int | None = None) -> Path:
 # --- rendering ----------------------------------------------------------------------------------------------------
 
 
-def render_tree(node: dict[str, Any]) -> str:
+def render_tree(node: dict[str, Any]) -> str:  # the JSON form of ChildInfo, as bridge_status shows it too
     lines = [f"{node.get('id', 'root')} ({node.get('strategy', '?')})"]
 
     def walk(children: list[dict[str, Any]], prefix: str) -> None:
@@ -164,58 +164,83 @@ def show(value: Any) -> str:
 # --- the namespace ------------------------------------------------------------------------------------------------
 
 
-def namespace(runtime: Runtime, config: Config) -> dict[str, Any]:
-    registry = runtime.registry
+ADDRESSES: dict[str, Address[Any]] = {a.name: a for a in (
+    relay.RELAY, discovery.DISCOVERY, browser.BROWSER, session_store.SESSION_STORE, jobs.JOBS, provider.CHATGPT,
+    provider.GEMINI)}
 
-    async def call(actor: str, message: Any, timeout: float = 30) -> Any:
-        return await registry.ref(actor).call(message, timeout=timeout)
+
+class _Protocol:
+    """`protocol.relay.LinkStatus()` and friends: every actor's request classes, for call()."""
+
+    relay = relay
+    discovery = discovery
+    browser = browser
+    session_store = session_store
+    jobs = jobs
+    provider = provider
+
+
+def namespace(system: ActorSystem, config: Config) -> dict[str, Any]:
+    registry = system.registry
+
+    async def call(actor: str, message: Request[Any], timeout: float = 30) -> Any:
+        address = ADDRESSES.get(actor)
+        if address is None:
+            raise ValueError(f"no actor {actor!r} takes requests; actors: {', '.join(ADDRESSES)}")
+        if isinstance(message, relay.DropLink) and not config.allow_faults:
+            raise PermissionError(FAULTS_OFF)
+        return await registry.ref(address).call(message, timeout=timeout)
 
     def tree() -> Shown:
-        return Shown(render_tree(runtime.tree()))
+        info = system.tree()
+        return Shown(render_tree(info.as_json()) if info is not None else "(not running)")
 
     def tasks() -> Shown:
         return Shown(render_tasks())
 
-    async def relay() -> Any:
-        return await call("relay", messages.LinkStatus(), 5)
+    async def relay_() -> Any:
+        return (await registry.ref(relay.RELAY).call(relay.LinkStatus(), timeout=5)).as_json()
 
     async def tabs() -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for p in PROVIDERS:
+        for p in ProviderName:
             try:
-                out[p] = await call(p, messages.ProviderStatus(), 15)
+                report = await registry.ref(provider.provider_address(p)).call(provider.ProviderStatus(), timeout=15)
+                out[p.value] = report.as_json()
             except BridgeError as exc:
-                out[p] = f"[{exc.code}] {exc}"
+                out[p.value] = f"[{exc.code}] {exc}"
         return out
 
     async def history(n: int = 10) -> list[dict[str, Any]]:
-        records: list[dict[str, Any]] = await call("session_store", messages.ReadHistory(limit=n), 10)
-        return [{k: r.get(k) for k in ("ts", "project", "provider", "status", "error", "url")} for r in records]
+        records = await registry.ref(session_store.SESSION_STORE).call(session_store.ReadHistory(limit=n), timeout=10)
+        return [{"ts": r.ts, "project": r.project, "provider": r.provider, "status": r.status, "error": r.error,
+                 "url": r.url} for r in records]
 
-    async def jobs() -> list[dict[str, Any]]:
-        return [v.row() for v in await call("jobs", messages.ListJobs(), 5)]
+    async def jobs_() -> list[dict[str, object]]:
+        return [v.row() for v in await registry.ref(jobs.JOBS).call(jobs.ListJobs(), timeout=5)]
 
     async def restart(actor: str) -> Shown:
         try:
-            info = await runtime.restart(actor)
+            info = await system.restart(actor)
         except KeyError:
             raise ValueError(f"no actor named {actor!r}; actors: {', '.join(registry.names())}") from None
-        return Shown(f"restarted {actor}: {info['state']}, restarts {info['restarts']}")
+        return Shown(f"restarted {actor}: {info.state.value}, restarts {info.restarts}")
 
-    def fault(kind: str) -> Callable[..., str]:
+    def fault(kind: FaultKind) -> Callable[..., str]:
         def arm(actor: str, seconds: float = 5.0) -> str:
-            if not config.allow_faults:
-                raise PermissionError(FAULTS_OFF)
-            inject(registry, actor, kind, delay=seconds)
-            return Shown(f"armed {kind} on {actor}'s next message")
+            try:
+                inject(registry, actor, kind, delay=seconds)
+            except FaultsDisabled:
+                raise PermissionError(FAULTS_OFF) from None
+            return Shown(f"armed {kind.value} on {actor}'s next message")
 
-        arm.__name__ = kind
+        arm.__name__ = kind.value
         return arm
 
     async def drop_extension() -> Shown:
         if not config.allow_faults:
             raise PermissionError(FAULTS_OFF)
-        dropped = await call("relay", messages.DropLink(), 5)
+        dropped = await registry.ref(relay.RELAY).call(relay.DropLink(), timeout=5)
         return Shown("dropped the extension link" if dropped else "no extension was connected")
 
     def help_(obj: Any = None) -> Shown:
@@ -225,10 +250,11 @@ def namespace(runtime: Runtime, config: Config) -> dict[str, Any]:
 
     return {
         "__name__": "__console__", "__builtins__": __builtins__,
-        "runtime": runtime, "config": config, "messages": messages, "trio": trio,
-        "tree": tree, "tasks": tasks, "relay": relay, "tabs": tabs, "history": history, "jobs": jobs,
+        "system": system, "config": config, "protocol": _Protocol, "trio": trio,
+        "tree": tree, "tasks": tasks, "relay": relay_, "tabs": tabs, "history": history, "jobs": jobs_,
         "restart": restart, "call": call, "help": help_,
-        "crash": fault("crash"), "hang": fault("hang"), "slow": fault("slow"), "drop_extension": drop_extension,
+        "crash": fault(FaultKind.CRASH), "hang": fault(FaultKind.HANG), "slow": fault(FaultKind.SLOW),
+        "drop_extension": drop_extension,
     }
 
 
@@ -349,44 +375,56 @@ class ClientSession:
 
 
 def _write_record(path: Path, record: dict[str, Any]) -> None:
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(record, f, indent=2)
-    os.replace(tmp, path)
+    ensure_private_dir(path.parent)
+    write_atomic(path, json.dumps(record, indent=2).encode())
 
 
-async def _ports(runtime: Runtime) -> dict[str, int | None]:
-    out: dict[str, int | None] = {"discoveryPort": None, "relayPort": None}
-    with contextlib.suppress(BridgeError):
-        out["discoveryPort"] = await runtime.registry.ref("discovery").call(messages.DiscoveryPort(), timeout=2)
-    with contextlib.suppress(BridgeError):
-        out["relayPort"] = (await runtime.registry.ref("relay").call(messages.LinkStatus(), timeout=2))["relayPort"]
-    return out
-
-
-async def run(
-    ctx: ActorContext,
-    *,
-    runtime: Runtime,
-    config: Config,
-    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    state_dir = config.state_dir
-    path = socket_path(state_dir)
-    record_path = server_records(state_dir) / f"{os.getpid()}.json"
+async def _open_listener(path: Path) -> trio.SocketListener:
     with contextlib.suppress(FileNotFoundError):
-        path.unlink()
+        os.unlink(path)  # a stale socket of a dead server with our pid
     sock = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old_umask = os.umask(0o177)  # the socket file is created 0600: same user only
     try:
         await sock.bind(str(path))
+    except BaseException:
+        sock.close()
+        raise
     finally:
         os.umask(old_umask)
     sock.listen(8)
-    listener = trio.SocketListener(sock)
-    base_ns = namespace(runtime, config)
+    return trio.SocketListener(sock)
+
+
+async def _ports(system: ActorSystem) -> dict[str, int | None]:
+    out: dict[str, int | None] = {"discoveryPort": None, "relayPort": None}
+    with contextlib.suppress(BridgeError):
+        port = await system.registry.ref(discovery.DISCOVERY).call(discovery.DiscoveryPort(), timeout=2)
+        out["discoveryPort"] = port
+    with contextlib.suppress(BridgeError):
+        out["relayPort"] = (await system.registry.ref(relay.RELAY).call(relay.LinkStatus(), timeout=2)).relay_port
+    return out
+
+
+async def run(
+    ctx: ActorContext[Message],
+    *,
+    system: ActorSystem,
+    config: Config,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    state_dir = config.state_dir
+    record_path = server_records(state_dir) / f"{os.getpid()}.json"
+    try:
+        path = socket_path(state_dir)
+        listener = await _open_listener(path)
+    except (OSError, StateFileError) as exc:
+        # The console is a convenience: a server that cannot offer it still serves (and says why once).
+        log.warning("the live console is off: cannot create its socket (%s)", exc)
+        task_status.started()
+        async for env in ctx.messages():
+            env.fail(InvalidArgument(f"console does not accept {type(env.message).__name__}"))
+        return
+    base_ns = namespace(system, config)
     record: dict[str, Any] = {
         "pid": os.getpid(), "socket": str(path), "project": config.project or Path.cwd().name,
         "cwd": str(Path.cwd()), "stateDir": str(state_dir), "version": supervisor.__version__,
@@ -397,7 +435,10 @@ async def run(
                         f"{record['project']}. help() lists the helpers; exit or Ctrl-D leaves (the server keeps "
                         "running).", "pid": os.getpid(), "allowFaults": config.allow_faults}
     try:
-        await trio.to_thread.run_sync(_write_record, record_path, record)
+        try:
+            await trio.to_thread.run_sync(_write_record, record_path, record)
+        except (OSError, StateFileError) as exc:
+            log.warning("cannot register this server for `ai-bridge console` (%s); use --socket %s", exc, path)
         async with trio.open_nursery() as nursery:
 
             async def accept_loop() -> None:
@@ -409,18 +450,18 @@ async def run(
             async def keep_record() -> None:
                 # Ports change when the link restarts; the record follows, so the console shows where to look.
                 while True:
-                    ports = await _ports(runtime)
+                    ports = await _ports(system)
                     if any(record[k] != v for k, v in ports.items()):
                         record.update(ports)
-                        await trio.to_thread.run_sync(_write_record, record_path, record)
+                        with contextlib.suppress(OSError, StateFileError):
+                            await trio.to_thread.run_sync(_write_record, record_path, record)
                     await trio.sleep(REGISTRY_REFRESH_S)
 
             nursery.start_soon(accept_loop)
             nursery.start_soon(keep_record)
             task_status.started()
-            async for env in ctx.messages():
+            async for env in ctx.messages():  # takes no requests (its Address accepts none); drained for stop
                 env.fail(InvalidArgument(f"console does not accept {type(env.message).__name__}"))
-                ctx.inbox.done(env)
             # Stopping: open consoles are cut off at once; they never hold up the server's shutdown.
             nursery.cancel_scope.cancel()
     finally:

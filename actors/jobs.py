@@ -14,17 +14,21 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import math
 import secrets
 from collections import OrderedDict
-from typing import Any
+from collections.abc import Callable
+from typing import assert_never
 
 import attrs
 import trio
 
-from supervisor.errors import ActorCrashed, AskCancelled, BridgeError, InvalidArgument, JobNotFound
-from supervisor.runtime import ActorContext, Envelope
+from supervisor.errors import ActorCrashed, AskCancelled, BridgeError, ErrorInfo, InvalidArgument, JobNotFound
+from supervisor.otp import ActorContext, Progress, Reply
 
-from .messages import AskProgress, AskResult, CancelJob, GetJob, JobView, ListJobs, StartJob
+from .protocol.common import ProviderName
+from .protocol.jobs import CancelJob, GetJob, JobPhase, JobsRequest, JobStatus, JobView, ListJobs, StartJob
+from .protocol.provider import AskPhase, AskProgress, AskResult, provider_address
 
 log = logging.getLogger("ai_bridge.jobs")
 
@@ -41,15 +45,15 @@ def _iso(t: dt.datetime) -> str:
 class Job:
     job_id: str
     tool: str
-    providers: tuple[str, ...]
+    providers: tuple[ProviderName, ...]
     created: dt.datetime
     started_at: float  # trio clock
     ended_at: float | None = None
-    status: str = "running"
-    results: dict[str, AskResult] = attrs.field(factory=dict)
-    errors: dict[str, dict[str, str | None]] = attrs.field(factory=dict)
-    partial: dict[str, str] = attrs.field(factory=dict)
-    phase: dict[str, str] = attrs.field(factory=dict)
+    status: JobStatus = JobStatus.RUNNING
+    results: dict[ProviderName, AskResult] = attrs.field(factory=dict)
+    errors: dict[ProviderName, ErrorInfo] = attrs.field(factory=dict)
+    partial: dict[ProviderName, str] = attrs.field(factory=dict)
+    phase: dict[ProviderName, AskPhase | JobPhase] = attrs.field(factory=dict)
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     done: trio.Event = attrs.field(factory=trio.Event)
     cancel_requested: bool = False
@@ -61,16 +65,16 @@ class Job:
             job_id=self.job_id, tool=self.tool, providers=self.providers, status=self.status,
             created_at=_iso(self.created), finished_at=_iso(finished) if finished else None,
             elapsed_s=round(end - self.started_at, 3), results=dict(self.results), errors=dict(self.errors),
-            partial=dict(self.partial) if self.status == "running" else {}, phase=dict(self.phase),
+            partial=dict(self.partial) if self.status is JobStatus.RUNNING else {}, phase=dict(self.phase),
         )
 
     def finish(self) -> None:
         if self.results:
-            self.status = "done"  # a two-provider job with one answer is done, as the foreground tool returns it
+            self.status = JobStatus.DONE  # a two-provider job with one answer is done, as the foreground tool does
         elif self.cancel_requested:
-            self.status = "cancelled"
+            self.status = JobStatus.CANCELLED
         else:
-            self.status = "failed"
+            self.status = JobStatus.FAILED
         self.ended_at = trio.current_time()
         self.done.set()
 
@@ -90,18 +94,18 @@ class JobBook:
         return job
 
     def running(self) -> list[Job]:
-        return [j for j in self.jobs.values() if j.status == "running"]
+        return [j for j in self.jobs.values() if j.status is JobStatus.RUNNING]
 
     def add(self, job: Job) -> None:
         self.jobs[job.job_id] = job
-        finished = [j for j in self.jobs.values() if j.status != "running"]
+        finished = [j for j in self.jobs.values() if j.status is not JobStatus.RUNNING]
         for old in finished[: max(0, len(finished) - KEEP_FINISHED)]:
             del self.jobs[old.job_id]
 
 
-async def _run_job(ctx: ActorContext, job: Job, msg: StartJob) -> None:
-    def sink(provider: str) -> Any:
-        def put(item: Any) -> None:
+async def _run_job(ctx: ActorContext[JobsRequest], job: Job, msg: StartJob) -> None:
+    def sink(provider: ProviderName) -> Callable[[Progress], None]:
+        def put(item: Progress) -> None:
             if isinstance(item, AskProgress):
                 job.phase[provider] = item.phase
                 if item.text:
@@ -109,15 +113,15 @@ async def _run_job(ctx: ActorContext, job: Job, msg: StartJob) -> None:
 
         return put
 
-    async def one(provider: str) -> None:
-        ask = attrs.evolve(msg.ask, ask_id=f"{job.job_id}-{provider}")
+    async def one(provider: ProviderName) -> None:
+        ask = attrs.evolve(msg.ask, ask_id=f"{job.job_id}-{provider.value}")
         try:
-            job.results[provider] = await ctx.ref(provider).call(
+            job.results[provider] = await ctx.ref(provider_address(provider)).call(
                 ask, timeout=ask.call_timeout_s, on_progress=sink(provider))
-            job.phase[provider] = "done"
+            job.phase[provider] = JobPhase.DONE
         except BridgeError as exc:
-            job.errors[provider] = exc.as_dict()
-            job.phase[provider] = "failed"
+            job.errors[provider] = exc.info()
+            job.phase[provider] = JobPhase.FAILED
 
     try:
         with job.scope:
@@ -128,45 +132,27 @@ async def _run_job(ctx: ActorContext, job: Job, msg: StartJob) -> None:
         # Cancelled by cancel_job, or by this actor's end (server stop or crash): say which, per unfinished ask.
         for p in job.providers:
             if p not in job.results and p not in job.errors:
-                exc: BridgeError = (AskCancelled(f"the {p} ask was cancelled by cancel_job")
+                exc: BridgeError = (AskCancelled(f"the {p.display} ask was cancelled by cancel_job")
                                     if job.cancel_requested else
                                     ActorCrashed("the jobs actor stopped while this ask ran; the ask was stopped",
                                                  hint="Ask again."))
-                job.errors[p] = exc.as_dict()
-                job.phase[p] = "cancelled" if job.cancel_requested else "failed"
+                job.errors[p] = exc.info()
+                job.phase[p] = JobPhase.CANCELLED if job.cancel_requested else JobPhase.FAILED
         job.finish()
         log.info("job %s %s in %.1fs", job.job_id, job.status, job.view().elapsed_s)
 
 
 async def run(
-    ctx: ActorContext, *, book: JobBook, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ctx: ActorContext[JobsRequest], *, book: JobBook, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
     # Jobs left running by a crashed predecessor were cancelled with its nursery (and marked there); nothing here
     # is resumed, since a half-typed question cannot be resumed safely.
     async with trio.open_nursery() as nursery:
         task_status.started()
 
-        async def wait_and_reply(env: Envelope[Any], job: Job, wait_s: float) -> None:
-            with trio.move_on_after(wait_s):
-                await job.done.wait()
-            if not env.answered:
-                env.reply(job.view())
-            ctx.inbox.done(env)
-
-        async def cancel_and_reply(env: Envelope[Any], job: Job) -> None:
-            if job.status == "running":
-                job.cancel_requested = True
-                job.scope.cancel()
-                with trio.move_on_after(CANCEL_WAIT_S):
-                    await job.done.wait()
-            if not env.answered:
-                env.reply(job.view())
-            ctx.inbox.done(env)
-
-        async for env in ctx.messages():
-            msg = env.message
-            try:
-                if isinstance(msg, StartJob):
+        async def handle(msg: JobsRequest) -> Reply[object]:
+            match msg:
+                case StartJob():
                     if not msg.providers:
                         raise InvalidArgument("a job needs at least one provider")
                     if len(book.running()) >= MAX_RUNNING:
@@ -177,25 +163,34 @@ async def run(
                               dt.datetime.now(dt.UTC), trio.current_time())
                     book.add(job)
                     nursery.start_soon(_run_job, ctx, job, msg)
-                    env.reply(job.view())
-                elif isinstance(msg, GetJob):
+                    return msg.reply(job.view())
+                case GetJob():
+                    if not math.isfinite(msg.wait_s) or msg.wait_s < 0:
+                        raise InvalidArgument(f"wait_s must be a finite number >= 0, got {msg.wait_s!r}")
                     job = book.get(msg.job_id)
-                    if job.status != "running" or msg.wait_s <= 0:
-                        env.reply(job.view())
-                    else:
-                        nursery.start_soon(wait_and_reply, env, job, msg.wait_s)
-                        continue  # answered by that task
-                elif isinstance(msg, ListJobs):
+                    if job.status is JobStatus.RUNNING and msg.wait_s > 0:
+                        with trio.move_on_after(msg.wait_s):
+                            await job.done.wait()
+                    return msg.reply(job.view())
+                case ListJobs():
                     jobs = list(reversed(book.jobs.values()))
-                    running = [j for j in jobs if j.status == "running"]
-                    recent = [j for j in jobs if j.status != "running"][: max(0, msg.limit)]
-                    env.reply(tuple(j.view() for j in running + recent))
-                elif isinstance(msg, CancelJob):
-                    nursery.start_soon(cancel_and_reply, env, book.get(msg.job_id))
-                    continue
-                else:
-                    raise InvalidArgument(f"jobs does not accept {type(msg).__name__}")
-            except BridgeError as exc:
-                env.fail(exc)
-            ctx.inbox.done(env)
+                    running = [j for j in jobs if j.status is JobStatus.RUNNING]
+                    recent = [j for j in jobs if j.status is not JobStatus.RUNNING][: max(0, msg.limit)]
+                    return msg.reply(tuple(j.view() for j in running + recent))
+                case CancelJob():
+                    job = book.get(msg.job_id)
+                    if job.status is JobStatus.RUNNING:
+                        job.cancel_requested = True
+                        job.scope.cancel()
+                        with trio.move_on_after(CANCEL_WAIT_S):
+                            await job.done.wait()
+                    return msg.reply(job.view())
+                case _:
+                    assert_never(msg)
+
+        async for env in ctx.messages():
+            if isinstance(env.message, GetJob | CancelJob):
+                ctx.answer_soon(nursery, env, handle)  # they wait: never block the inbox
+            else:
+                await ctx.answer(env, handle)
         nursery.cancel_scope.cancel()

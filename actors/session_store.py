@@ -3,10 +3,13 @@
 - ``sessions.json`` is rewritten atomically (temp file + fsync + rename + fsync of the directory) under an
   exclusive ``flock`` on ``state.lock``, re-reading the file inside the lock so two ``serve`` processes sharing a
   state dir merge instead of overwriting each other.
-- A corrupt ``sessions.json`` is moved aside (``sessions.json.corrupt-<time>``) with a warning and rebuilt.
+- A ``sessions.json`` that cannot be parsed (garbage, wrong shape, nesting too deep, too large) is moved aside
+  (``sessions.json.corrupt-<time>``) with a warning and rebuilt, so a bad file never stops a server from starting.
 - ``history.jsonl`` lines are appended whole with one ``write`` under the same lock. A torn tail left by a crash
   of some earlier writer is cut back to the last newline first, and an entry id already in the tail is not
-  written again, so re-delivery after a crash never doubles a line.
+  written again, so re-delivery after a crash never doubles a line. Lines that do not parse are skipped on read.
+- Files are 0600 and never opened through a symlink (`supervisor.files`).
+- A state dir we cannot write means no sessions and no history: one warning, and asks still work.
 """
 
 from __future__ import annotations
@@ -19,14 +22,27 @@ import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import assert_never
 
+import attrs
 import trio
 
 from supervisor.errors import InvalidArgument, StateFileError
-from supervisor.runtime import ActorContext, Envelope
+from supervisor.files import ensure_private_dir, open_private, read_private, write_atomic
+from supervisor.otp import ActorContext, Reply
 
-from .messages import AppendHistory, ForgetSession, GetSession, ReadHistory, SaveSession, SessionEntry
+from .protocol.common import JSON
+from .protocol.session_store import MAX_PROJECT as MAX_NAME
+from .protocol.session_store import (
+    AppendHistory,
+    ForgetSession,
+    GetSession,
+    HistoryRecord,
+    ReadHistory,
+    SaveSession,
+    SessionEntry,
+    SessionStoreRequest,
+)
 
 log = logging.getLogger("ai_bridge.session_store")
 
@@ -34,10 +50,23 @@ SESSIONS = "sessions.json"
 HISTORY = "history.jsonl"
 LOCK = "state.lock"
 TAIL_BYTES = 256 * 1024  # how far back an entry id is looked for before appending
+MAX_SESSIONS_BYTES = 16 * 1024 * 1024
+MAX_HISTORY_READ = 64 * 1024 * 1024
+
+Sessions = dict[str, dict[str, dict[str, JSON]]]  # project -> provider -> {url, tabId, lastUsed}
 
 
 def now_iso() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_json(raw: bytes) -> JSON:
+    """`json.loads` for untrusted bytes: too deep a nesting is a ValueError like any other bad input."""
+    try:
+        value: JSON = json.loads(raw)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    return value
 
 
 class StateFiles:
@@ -51,8 +80,7 @@ class StateFiles:
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = open_private(self.lock_path, os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -61,42 +89,33 @@ class StateFiles:
 
     # -- sessions.json ------------------------------------------------------------------------------------------------
 
-    def _read_sessions(self) -> dict[str, Any]:
+    def _read_sessions(self) -> Sessions:
         try:
-            raw = self.sessions_path.read_bytes()
-        except FileNotFoundError:
-            return {"projects": {}}
-        try:
-            data = json.loads(raw)
+            raw = read_private(self.sessions_path, MAX_SESSIONS_BYTES)
+            if raw is None:
+                return {}
+            data = parse_json(raw)
             if not isinstance(data, dict) or not isinstance(data.get("projects"), dict):
                 raise ValueError("top level must be an object with a 'projects' object")
-            for name, providers in data["projects"].items():
+            projects = data["projects"]
+            assert isinstance(projects, dict)
+            out: Sessions = {}
+            for name, providers in projects.items():
                 if not isinstance(providers, dict):
                     raise ValueError(f"project {name!r} is not an object")
-            return data
-        except (ValueError, UnicodeDecodeError) as exc:
+                out[name] = {p: e for p, e in providers.items() if isinstance(e, dict)}
+            return out
+        except (ValueError, UnicodeDecodeError, StateFileError) as exc:
             aside = self.sessions_path.with_name(f"{SESSIONS}.corrupt-{dt.datetime.now():%Y%m%d-%H%M%S-%f}")
-            os.replace(self.sessions_path, aside)
-            log.warning("sessions.json was corrupt (%s); moved it to %s and started a fresh one", exc, aside.name)
-            return {"projects": {}}
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(self.sessions_path, aside)
+            log.warning("sessions.json could not be read (%s); moved it to %s and started a fresh one",
+                        str(exc)[:200], aside.name)
+            return {}
 
-    def _write_atomic(self, path: Path, data: bytes) -> None:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                n = os.write(fd, view)
-                view = view[n:]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-        dfd = os.open(self.dir, os.O_RDONLY)
-        try:
-            os.fsync(dfd)  # the rename itself must survive a crash
-        finally:
-            os.close(dfd)
+    def _write_sessions(self, sessions: Sessions) -> None:
+        data = {"projects": sessions}
+        write_atomic(self.sessions_path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
 
     def clean_stale_temp_files(self) -> None:
         """Remove temp files of writers that died between write and rename (their pid is gone)."""
@@ -112,32 +131,33 @@ class StateFiles:
     def get(self, project: str, provider: str) -> SessionEntry | None:
         with self.locked():
             data = self._read_sessions()
-        entry = data["projects"].get(project, {}).get(provider)
-        if not isinstance(entry, dict) or not isinstance(entry.get("url"), str):
+        entry = data.get(project, {}).get(provider)
+        if entry is None or not isinstance(entry.get("url"), str):
             return None
-        tab = entry.get("tabId")
-        return SessionEntry(url=entry["url"], tab_id=tab if isinstance(tab, int) else None,
-                            last_used=str(entry.get("lastUsed", "")))
+        url, tab, used = entry.get("url"), entry.get("tabId"), entry.get("lastUsed", "")
+        assert isinstance(url, str)
+        return SessionEntry(url=url, tab_id=tab if isinstance(tab, int) and not isinstance(tab, bool) else None,
+                            last_used=str(used))
 
     def save(self, project: str, provider: str, url: str, tab_id: int | None) -> None:
         with self.locked():
             data = self._read_sessions()
-            data["projects"].setdefault(project, {})[provider] = {"url": url, "tabId": tab_id, "lastUsed": now_iso()}
-            self._write_atomic(self.sessions_path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
+            data.setdefault(project, {})[provider] = {"url": url, "tabId": tab_id, "lastUsed": now_iso()}
+            self._write_sessions(data)
 
     def forget(self, project: str, provider: str) -> None:
         with self.locked():
             data = self._read_sessions()
-            if data["projects"].get(project, {}).pop(provider, None) is not None:
-                self._write_atomic(self.sessions_path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
+            if data.get(project, {}).pop(provider, None) is not None:
+                self._write_sessions(data)
 
     # -- history.jsonl ------------------------------------------------------------------------------------------------
 
-    def append(self, entry_id: str, record: dict[str, Any]) -> bool:
-        line = json.dumps({**record, "id": entry_id}, ensure_ascii=False, separators=(",", ":")) + "\n"
+    def append(self, entry_id: str, record: HistoryRecord) -> bool:
+        line = json.dumps({**record.as_json(), "id": entry_id}, ensure_ascii=False, separators=(",", ":")) + "\n"
         data = line.encode("utf-8")
         with self.locked():
-            fd = os.open(self.history_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+            fd = open_private(self.history_path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
             try:
                 size = os.fstat(fd).st_size
                 start = max(0, size - TAIL_BYTES)
@@ -148,7 +168,7 @@ class StateFiles:
                     os.ftruncate(fd, cut)
                     log.warning("history.jsonl had a torn last line; cut %d bytes", size - cut)
                     tail = tail[: cut - start]
-                if f'"id":"{entry_id}"'.encode() in tail:
+                if f'"id":{json.dumps(entry_id)}'.encode() in tail:
                     return False  # already written (re-delivered request)
                 written = os.write(fd, data)
                 if written != len(data):
@@ -159,59 +179,126 @@ class StateFiles:
             finally:
                 os.close(fd)
 
-    def read_history(self, limit: int) -> list[dict[str, Any]]:
+    def read_history(self, limit: int) -> tuple[HistoryRecord, ...]:
+        fd = None
         try:
-            lines = self.history_path.read_bytes().splitlines()
+            fd = open_private(self.history_path, os.O_RDONLY)
+            size = os.fstat(fd).st_size
+            start = max(0, size - MAX_HISTORY_READ)
+            raw = os.pread(fd, size - start, start)
         except FileNotFoundError:
-            return []
-        out: list[dict[str, Any]] = []
-        for raw in reversed(lines):
-            try:
-                rec = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(rec, dict):
-                out.append(rec)
+            return ()
+        finally:
+            if fd is not None:
+                os.close(fd)
+        out: list[HistoryRecord] = []
+        for line in reversed(raw.splitlines()):
+            record = parse_record(line)
+            if record is not None:
+                out.append(record)
             if len(out) >= limit:
                 break
-        return list(reversed(out))
+        return tuple(reversed(out))
+
+
+def parse_record(line: bytes) -> HistoryRecord | None:
+    """One history line as a record, or None for a line that is not one (garbage, older shapes, too deep)."""
+    try:
+        rec = parse_json(line)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(rec, dict):
+        return None
+
+    def text(key: str) -> str | None:
+        v = rec.get(key)
+        return v if isinstance(v, str) else None
+
+    timings = rec.get("timings")
+    retries = rec.get("retries")
+    warnings = rec.get("warnings")
+    return HistoryRecord(
+        ts=text("ts") or "", project=text("project") or "", provider=text("provider") or "",
+        question=text("question") or "", status=text("status") or "", answer=text("answer"), url=text("url"),
+        timings={k: v for k, v in timings.items() if isinstance(v, int)} if isinstance(timings, dict) else None,
+        retries=retries if isinstance(retries, int) and not isinstance(retries, bool) else None,
+        error=text("error"),
+        warnings=tuple(w for w in warnings if isinstance(w, str)) if isinstance(warnings, list) else (),
+        entry_id=text("id"),
+    )
 
 
 def _check_name(value: str, what: str) -> str:
-    if not isinstance(value, str) or not value or len(value) > 512:
-        raise InvalidArgument(f"{what} must be a non-empty string of at most 512 characters")
+    if not value or len(value) > MAX_NAME or "\x00" in value:
+        raise InvalidArgument(f"{what} must be a non-empty string of at most {MAX_NAME} characters")
     return value
 
 
+@attrs.define
+class Store:
+    """The actor's state: the files, or None once the state dir turned out unwritable (no sessions, no history)."""
+
+    files: StateFiles | None
+    warned: bool = False
+
+    def disable(self, why: str) -> None:
+        self.files = None
+        if not self.warned:
+            self.warned = True
+            log.warning("no sessions or history will be kept: %s", why)
+
+
 async def run(
-    ctx: ActorContext, *, state_dir: Path, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ctx: ActorContext[SessionStoreRequest], *, state_dir: Path,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     files = StateFiles(state_dir)
+    store = Store(files)
     try:
-        await trio.to_thread.run_sync(lambda: state_dir.mkdir(parents=True, exist_ok=True))
+        await trio.to_thread.run_sync(ensure_private_dir, state_dir)
         await trio.to_thread.run_sync(files.clean_stale_temp_files)
-    except OSError as exc:
-        raise StateFileError(f"cannot create state dir {state_dir}: {exc}",
-                             hint="Pass --state-dir or set AI_BRIDGE_STATE_DIR to a writable folder.") from exc
+        if not os.access(state_dir, os.W_OK | os.X_OK):
+            raise StateFileError(f"state dir {state_dir} is not writable")
+    except (OSError, StateFileError) as exc:
+        store.disable(f"{exc} (pass --state-dir or set AI_BRIDGE_STATE_DIR to a writable folder)")
     task_status.started()
 
-    async def handle(env: Envelope[Any]) -> Any:
-        msg = env.message
+    async def handle(msg: SessionStoreRequest) -> Reply[object]:
+        files = store.files
         try:
-            if isinstance(msg, GetSession):
-                return await trio.to_thread.run_sync(files.get, _check_name(msg.project, "project"), msg.provider)
-            if isinstance(msg, SaveSession):
-                _check_name(msg.project, "project")
-                return await trio.to_thread.run_sync(files.save, msg.project, msg.provider, msg.url, msg.tab_id)
-            if isinstance(msg, ForgetSession):
-                return await trio.to_thread.run_sync(files.forget, msg.project, msg.provider)
-            if isinstance(msg, AppendHistory):
-                return await trio.to_thread.run_sync(files.append, msg.entry_id, msg.record)
-            if isinstance(msg, ReadHistory):
-                return await trio.to_thread.run_sync(files.read_history, max(1, min(msg.limit, 1000)))
+            match msg:
+                case GetSession():
+                    _check_name(msg.project, "project")
+                    if files is None:
+                        return msg.reply(None)
+                    return msg.reply(await trio.to_thread.run_sync(files.get, msg.project, msg.provider.value))
+                case SaveSession():
+                    _check_name(msg.project, "project")
+                    if files is not None:
+                        await trio.to_thread.run_sync(files.save, msg.project, msg.provider.value, msg.url,
+                                                      msg.tab_id)
+                    return msg.reply(None)
+                case ForgetSession():
+                    if files is not None:
+                        await trio.to_thread.run_sync(files.forget, msg.project, msg.provider.value)
+                    return msg.reply(None)
+                case AppendHistory():
+                    if files is None:
+                        return msg.reply(False)
+                    return msg.reply(await trio.to_thread.run_sync(files.append, msg.entry_id, msg.record))
+                case ReadHistory():
+                    if files is None:
+                        return msg.reply(())
+                    limit = max(1, min(msg.limit, 1000))
+                    return msg.reply(await trio.to_thread.run_sync(files.read_history, limit))
+                case _:
+                    assert_never(msg)
+        except PermissionError as exc:
+            store.disable(f"{exc}")
+            raise StateFileError(f"state file error in {state_dir}: {exc}",
+                                 hint="Sessions and history are off until the state dir is writable.") from exc
         except OSError as exc:
             raise StateFileError(f"state file error in {state_dir}: {exc}") from exc
-        raise InvalidArgument(f"session_store does not accept {type(msg).__name__}")
 
     async for env in ctx.messages():
-        await ctx.handle(env, handle)
+        await ctx.answer(env, handle)

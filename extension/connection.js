@@ -4,18 +4,20 @@
 // discovery.js decides whether and when to create a new one for the same server.
 
 import { CommandError } from './executor.js';
+import SHARED from './shared.json' with { type: 'json' };
 
-export const PROTOCOL_VERSION = 1; // also in manifest.json version_name; tests/test_packaging.py checks both
+// Shared with the server (shared.json is its source too; manifest.json's version_name names the protocol).
+export const PROTOCOL_VERSION = SHARED.protocolVersion;
 // The MV3 worker is stopped after 30 s without extension traffic; a frame we send every 20 s keeps it (and with
 // it this socket) alive.
-const PING_INTERVAL_MS = 20_000;
+const PING_INTERVAL_MS = SHARED.extensionPingIntervalMs;
 const WELCOME_TIMEOUT_MS = 10_000;
 // The server pings every 15 s; hearing nothing for this long means the socket is dead without a close frame.
 const SILENCE_LIMIT_MS = 60_000;
-const MAX_FRAME_BYTES = 4 * 1024 * 1024; // the server closes with 1009 above this
+const MAX_FRAME_BYTES = SHARED.maxFrameBytes; // the server closes with 1009 above this
 // Close codes after which reconnecting at once would only repeat the failure (bad token / bad hello, replaced by
 // a newer connection): discovery.js waits for a changed discovery answer or 30 s.
-const BACKOFF_CODES = new Set([4400, 4401, 4409]);
+const BACKOFF_CODES = new Set(SHARED.backoffCloseCodes.map((name) => SHARED.closeCodes[name]));
 
 export class Connection {
   /**

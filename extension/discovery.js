@@ -1,13 +1,15 @@
-// Server discovery: poll GET http://127.0.0.1:<port>/mcp-discovery on ports 8766-8775 and keep one Connection per
-// live serverId (docs/protocol.md).
+// Server discovery: poll GET http://127.0.0.1:<port>/mcp-discovery on the ports of shared.json and keep one
+// Connection per live serverId (docs/protocol.md).
 //
 // Polling is a setTimeout loop while the worker lives: every 1 s while no server is connected, every 5 s once one
 // is. When Chrome stops the worker the loop dies with it; background.js's alarm wakes the worker, module
 // evaluation starts the loop again.
 
 import { Connection, PROTOCOL_VERSION } from './connection.js';
+import SHARED from './shared.json' with { type: 'json' };
 
-export const PORTS = Array.from({ length: 10 }, (_, i) => 8766 + i);
+const { first, last } = SHARED.discoveryPorts;
+export const PORTS = Array.from({ length: last - first + 1 }, (_, i) => first + i);
 const FAST_MS = 1_000;
 const SLOW_MS = 5_000;
 const FETCH_TIMEOUT_MS = 500;
@@ -20,7 +22,7 @@ async function probe(port) {
   const ctl = new AbortController();
   const timer = setTimeout(() => ctl.abort(), FETCH_TIMEOUT_MS);
   try {
-    const resp = await fetch(`http://127.0.0.1:${port}/mcp-discovery`, {
+    const resp = await fetch(`http://127.0.0.1:${port}${SHARED.discoveryPath}`, {
       signal: ctl.signal, // also bounds reading the body
       credentials: 'omit',
       cache: 'no-store',

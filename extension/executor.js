@@ -4,6 +4,8 @@
 // whose debugger a connection attached belongs to that connection until it detaches, the tab closes or the
 // connection closes. Other connections do not see it in tabs.query and get `tab_busy` for any command naming it.
 
+import SHARED from './shared.json' with { type: 'json' };
+
 /** An error with a protocol error code; anything else thrown by a handler is reported as `internal`. */
 export class CommandError extends Error {
   constructor(code, message) {
@@ -12,11 +14,7 @@ export class CommandError extends Error {
   }
 }
 
-const PROVIDER_ORIGINS = new Set([
-  'https://chatgpt.com',
-  'https://chat.openai.com',
-  'https://gemini.google.com',
-]);
+const PROVIDER_ORIGINS = new Set(Object.values(SHARED.providers).flatMap((p) => p.origins));
 
 export const CDP_METHODS = new Set([
   'Runtime.evaluate', 'Runtime.callFunctionOn', 'Runtime.addBinding', 'Runtime.removeBinding', 'Runtime.enable',

@@ -6,6 +6,7 @@ line and exits 2.
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -14,11 +15,13 @@ from typing import Any
 
 import attrs
 
+from .constants import SHARED
 from .errors import ConfigError
 
 BROWSER_MODES = ("auto", "connect", "launch")
 LOG_LEVELS = ("debug", "info", "warning", "error")
-DISCOVERY_PORTS = range(8766, 8776)
+PORTS = SHARED.discovery_ports
+PORT_RANGE = f"{PORTS.start}-{PORTS.stop - 1}"
 
 
 def default_state_dir() -> Path:
@@ -35,7 +38,7 @@ def default_config_file() -> Path:
 class Config:
     state_dir: Path = attrs.field(factory=default_state_dir)
     log_level: str = "info"
-    discovery_port: int | None = None  # None: first free port of 8766-8775
+    discovery_port: int | None = None  # None: the first free port of the range the extension polls
     browser: str = "auto"
     browser_path: str | None = None
     profile_dir: Path | None = None  # default: <state_dir>/chrome-profile
@@ -86,19 +89,24 @@ def _port(v: Any) -> int | None:
     if v is None or v == "":
         return None
     try:
-        p = int(v)
+        p = int(v) if not isinstance(v, bool | float) else None
     except (TypeError, ValueError):
-        raise ValueError(f"expected a port number, got {v!r}") from None
-    if not 1 <= p <= 65535:
-        raise ValueError(f"port out of range: {p}")
+        p = None
+    if p is None:
+        raise ValueError(f"expected a port number, got {v!r}")
+    if p not in PORTS:
+        # The extension looks for servers only on these ports: any other one could never be found.
+        raise ValueError(f"{p} is not one of the ports the extension polls ({PORT_RANGE})")
     return p
 
 
 def _positive(v: Any) -> float:
     try:
-        f = float(v)
+        f = float(v) if not isinstance(v, bool) else math.nan
     except (TypeError, ValueError):
         raise ValueError(f"expected a number of seconds, got {v!r}") from None
+    if not math.isfinite(f):
+        raise ValueError(f"expected a finite number of seconds, got {v!r}")
     if f <= 0:
         raise ValueError(f"must be > 0, got {f:g}")
     return f
@@ -195,10 +203,7 @@ def load(cli: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None 
         if name == "browser_args" and not raw:
             continue
         values[name] = _parse(name, raw, "option --" + name.replace("_", "-"))
-    cfg = Config(**values)
-    if cfg.discovery_port is not None and cfg.discovery_port < 1024:
-        raise ConfigError(f"option --discovery-port: {cfg.discovery_port} is a privileged port; use 8766-8775")
-    return cfg
+    return Config(**values)
 
 
 def _parse(name: str, raw: Any, where: str) -> Any:

@@ -6,6 +6,23 @@ verbatim, so messages are written for the person reading the agent's transcript.
 
 from __future__ import annotations
 
+import attrs
+
+
+@attrs.frozen
+class ErrorInfo:
+    """An error as structured tool results, job records and history carry it."""
+
+    code: str
+    message: str
+    hint: str | None = None
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {"code": self.code, "message": self.message, "hint": self.hint}
+
+    def text(self) -> str:
+        return f"[{self.code}] {self.message}" + (f" {self.hint}" if self.hint else "")
+
 
 class BridgeError(Exception):
     """Base of every error ai-bridge reports on purpose (as opposed to bugs)."""
@@ -21,9 +38,12 @@ class BridgeError(Exception):
     def __str__(self) -> str:
         return f"{self.message} {self.hint}" if self.hint else self.message
 
-    def as_dict(self) -> dict[str, str | None]:
+    def info(self) -> ErrorInfo:
         """The error as structured tool results and job records carry it."""
-        return {"code": self.code, "message": self.message, "hint": self.hint}
+        return ErrorInfo(self.code, self.message, self.hint)
+
+    def as_dict(self) -> dict[str, str | None]:
+        return self.info().as_dict()
 
 
 # --- runtime -------------------------------------------------------------------------------------------------
@@ -39,6 +59,12 @@ class ActorCrashed(BridgeError):
     """The actor crashed while handling the request and the request will not be retried."""
 
     code = "actor_crashed"
+
+
+class InternalError(BridgeError):
+    """A request crashed its actor twice (a bug, or an input nothing validated): it was dropped, the actor lives."""
+
+    code = "internal_error"
 
 
 class RequestTimeout(BridgeError):
@@ -80,6 +106,18 @@ class ExtensionDisconnected(BridgeError):
 
 class CommandTimeout(BridgeError):
     code = "command_timeout"
+
+
+class BadExtensionReply(BridgeError):
+    """The extension answered with something of the wrong shape."""
+
+    code = "bad_extension_reply"
+
+
+class PortsInUse(BridgeError):
+    """Every discovery port is taken (or the pinned one is)."""
+
+    code = "ports_in_use"
 
 
 class CdpError(BridgeError):

@@ -55,7 +55,7 @@ def process_alive(pid: int) -> bool:
 
 def serve_command() -> list[str]:
     """How tests start the real server: the installed console script's module, with this interpreter."""
-    return [sys.executable, "-m", "supervisor.cli"]
+    return [sys.executable, "-m", "supervisor.app.cli"]
 
 
 @pytest.fixture

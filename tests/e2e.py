@@ -113,7 +113,7 @@ class DevTools:
 
 
 def server_args(sites: FakeSites, *, profile_dir: Path, project: str, extra: tuple[str, ...] = ()) -> list[str]:
-    args = ["-m", "supervisor.cli", "serve", "--browser", "launch", "--headless", "--profile-dir", str(profile_dir),
+    args = ["-m", "supervisor.app.cli", "serve", "--browser", "launch", "--headless", "--profile-dir", str(profile_dir),
             "--project", project, f"--browser-path={CHROMIUM}", "--browser-arg=--remote-debugging-port=0"]
     args += [f"--browser-arg={a}" for a in sites.chromium_args()]
     return args + list(extra)

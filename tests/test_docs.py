@@ -2,11 +2,11 @@
 
 - docs/troubleshooting.md has a ``### `code` `` section (Cause / Check / Fix) for every `BridgeError` code, and no
   section for a code that no longer exists.
-- docs/cli.md documents every subcommand of `supervisor.cli.parser()` and every long option of each (in the
+- docs/cli.md documents every subcommand of `supervisor.app.cli.parser()` and every long option of each (in the
   command's own section, or in "Common options" when the command's section points there), and documents no
   option a command does not have.
 - docs/install.md's "MCP tools" section has a ``### `tool` `` subsection for every tool of
-  `actors.mcp_front.tools.build_table()`, naming each of its arguments, and none for a tool that is gone.
+  `actors.mcp_front.tools.TOOLS`, naming each of its arguments, and none for a tool that is gone.
 
 Plain synchronous tests: no trio, no browser, no server; they only import the modules and read the files.
 """
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from actors.mcp_front.tools import build_table
+from actors.mcp_front.tools import TOOLS
 from supervisor import errors
-from supervisor.cli import parser
+from supervisor.app.cli import parser
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 OPTION = r"--[a-z][a-z0-9-]*"
@@ -187,15 +187,15 @@ def tools_section() -> dict[str, str]:
     return out
 
 
-@pytest.mark.parametrize("tool", sorted(build_table()))
+@pytest.mark.parametrize("tool", sorted(TOOLS))
 def test_every_tool_and_argument_is_documented(tool: str) -> None:
     documented = tools_section()
     assert tool in documented, f"docs/install.md '## MCP tools' has no '### `{tool}`' subsection"
-    props = build_table()[tool].schema.get("properties", {})
+    props = TOOLS[tool].args.tool_schema().get("properties", {})
     missing = [arg for arg in props if not mentions(documented[tool], arg)]
     assert not missing, f"docs/install.md: the `{tool}` subsection does not name its arguments {missing}"
 
 
 def test_tools_docs_name_no_unknown_tool() -> None:
-    stale = sorted(set(tools_section()) - set(build_table()))
+    stale = sorted(set(tools_section()) - set(TOOLS))
     assert not stale, f"docs/install.md documents tools the server does not offer: {stale}"

@@ -516,7 +516,7 @@ async def test_console_drop_extension_then_it_reconnects(sites: FakeSites, tmp_p
         env["AI_BRIDGE_STATE_DIR"] = str(b.state_dir)
 
         async def console(code: str) -> str:
-            proc = await trio.run_process([sys.executable, "-m", "supervisor.cli", "console", "-c", code], env=env,
+            proc = await trio.run_process([sys.executable, "-m", "supervisor.app.cli", "console", "-c", code], env=env,
                                           cwd=REPO, capture_stdout=True, capture_stderr=True, check=False)
             assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
             return proc.stdout.decode()
@@ -618,8 +618,8 @@ async def test_launched_browser_outlives_an_idle_worker_thread(tmp_path: Path) -
     """PR_SET_PDEATHSIG fires when the *thread* that forked the child exits. The browser must stay up while we run
     — also in-process without the MCP front (``ai-bridge ask``/``doctor``), where no stdin reader keeps trio's
     worker threads busy (trio retires an idle worker thread after 10 s)."""
-    from actors.messages import BrowserStatus, EnsureBrowser
-    from supervisor.app import serve
+    from actors.protocol.browser import BROWSER, BrowserState, BrowserStatus, EnsureBrowser
+    from supervisor.app import open_bridge
     from supervisor.config import load
 
     from .e2e import CHROMIUM
@@ -627,18 +627,15 @@ async def test_launched_browser_outlives_an_idle_worker_thread(tmp_path: Path) -
     config = load({"state_dir": str(tmp_path / "state"), "browser": "launch", "headless": True,
                    "profile_dir": str(tmp_path / "profile"), "browser_path": CHROMIUM},
                   env={}, config_file=tmp_path / "none.toml")
-    stop = trio.Event()
-    async with trio.open_nursery() as nursery:
-        runtime = await nursery.start(lambda task_status: serve(config, with_front=False, stop=stop,
-                                                                task_status=task_status))
-        await runtime.registry.ref("browser").call(EnsureBrowser(timeout_s=20), timeout=30)
-        pid = (await runtime.registry.ref("browser").call(BrowserStatus(), timeout=5))["pid"]
+    async with open_bridge(config) as bridge:
+        browser = bridge.ref(BROWSER)
+        await browser.call(EnsureBrowser(timeout_s=20), timeout=30)
+        pid = (await browser.call(BrowserStatus(), timeout=5)).pid
         await trio.sleep(13)
-        alive = bool(live_processes(pid))
-        status = await runtime.registry.ref("browser").call(BrowserStatus(), timeout=5)
-        stop.set()
+        alive = pid is not None and bool(live_processes(pid))
+        status = await browser.call(BrowserStatus(), timeout=5)
     assert alive, "the launched browser died while ai-bridge was idle"
-    assert status["pid"] == pid and status["state"] == "connected"
+    assert status.pid == pid and status.state is BrowserState.CONNECTED
 
 
 # --- 10. inspection tools --------------------------------------------------------------------------------------------

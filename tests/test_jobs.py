@@ -5,18 +5,24 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 import trio
 import trio.testing
 
 from actors import jobs
-from actors.messages import Ask, AskProgress, AskResult, CancelJob, GetJob, JobView, ListJobs, StartJob
+from actors.protocol.common import ProviderName
+from actors.protocol.jobs import JOBS, CancelJob, GetJob, JobView, ListJobs, StartJob
+from actors.protocol.provider import Ask, AskPhase, AskProgress, AskResult, AskTimings, ProviderRequest
 from supervisor.errors import BridgeError, InvalidArgument, JobNotFound, RateLimited
-from supervisor.runtime import ActorContext
-from supervisor.supervision import Runtime, Strategy, SupervisorSpec, child
-from supervisor.testing import inject
+from supervisor.otp import ActorContext, ActorSystem, Envelope, Registry, Strategy, SupervisorSpec, child
+from supervisor.otp.faults import FaultKind, inject
+
+NO_TIMINGS = AskTimings(0, 0, 0, 0, 0, 0)
+
+
+def Runtime() -> ActorSystem:
+    return ActorSystem(registry=Registry(faults_allowed=True))
 
 
 class FakeSite:
@@ -29,13 +35,15 @@ class FakeSite:
         self.cancelled = 0
 
 
-async def fake_provider(ctx: ActorContext, *, site: FakeSite,
+async def fake_provider(ctx: ActorContext[ProviderRequest], *, site: FakeSite,
                         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
     task_status.started()
+    name = ProviderName(ctx.name)
     async with trio.open_nursery() as nursery:
 
-        async def answer(env: Any) -> None:
-            msg: Ask = env.message
+        async def answer(env: Envelope[ProviderRequest]) -> None:
+            msg = env.message
+            assert isinstance(msg, Ask)
             site.asked.append(msg)
             with trio.CancelScope() as scope:
 
@@ -49,16 +57,16 @@ async def fake_provider(ctx: ActorContext, *, site: FakeSite,
                     for i in range(int(site.seconds)):
                         await trio.sleep(1)
                         text += f"word{i} "
-                        env.progress(AskProgress(ctx.name, "answering", len(text), text))
+                        env.progress(AskProgress(name, AskPhase.ANSWERING, len(text), text))
                     if site.fail is not None:
                         env.fail(site.fail)
                     else:
-                        env.reply(AskResult(ctx.name, text.strip(), f"https://{ctx.name}/c/1", {}, 0, 0.0))
+                        env.reply(msg.reply(AskResult(name, text.strip(), f"https://{ctx.name}/c/1", NO_TIMINGS, 0,
+                                                      0.0)))
                     inner.cancel_scope.cancel()
             if scope.cancelled_caught:
                 site.cancelled += 1
                 env.fail(BridgeError("cancelled"))
-            ctx.inbox.done(env)
 
         async for env in ctx.messages():
             nursery.start_soon(answer, env)
@@ -66,7 +74,7 @@ async def fake_provider(ctx: ActorContext, *, site: FakeSite,
 
 
 @contextlib.asynccontextmanager
-async def system(**sites: FakeSite) -> AsyncIterator[tuple[Runtime, jobs.JobBook]]:
+async def system(**sites: FakeSite) -> AsyncIterator[tuple[ActorSystem, jobs.JobBook]]:
     runtime = Runtime()
     book = jobs.JobBook()
     spec = SupervisorSpec("root", (
@@ -79,15 +87,13 @@ async def system(**sites: FakeSite) -> AsyncIterator[tuple[Runtime, jobs.JobBook
         sup.shutdown()
 
 
-async def start(runtime: Runtime, *providers: str, question: str = "q?") -> JobView:
-    view: JobView = await runtime.registry.ref("jobs").call(
-        StartJob("ask", tuple(providers), Ask(question, "proj", timeout_s=60)), timeout=5)
-    return view
+async def start(runtime: ActorSystem, *providers: str, question: str = "q?") -> JobView:
+    return await runtime.registry.ref(JOBS).call(
+        StartJob("ask", tuple(ProviderName(p) for p in providers), Ask(question, "proj", timeout_s=60)), timeout=5)
 
 
-async def get(runtime: Runtime, job_id: str, wait_s: float = 0.0) -> JobView:
-    view: JobView = await runtime.registry.ref("jobs").call(GetJob(job_id, wait_s), timeout=wait_s + 5)
-    return view
+async def get(runtime: ActorSystem, job_id: str, wait_s: float = 0.0) -> JobView:
+    return await runtime.registry.ref(JOBS).call(GetJob(job_id, wait_s), timeout=wait_s + 5)
 
 
 async def test_wait_partial_then_final(autojump_clock: trio.testing.MockClock) -> None:
@@ -114,13 +120,14 @@ async def test_errors_one_of_two_and_unknown_ids(autojump_clock: trio.testing.Mo
         both = await start(runtime, "chatgpt", "gemini")
         failed = await get(runtime, one.job_id, wait_s=30)
         assert failed.status == "failed" and failed.results == {}
-        assert failed.errors["chatgpt"] == {"code": "rate_limited", "message": "slow down", "hint": "wait"}
+        assert failed.errors[ProviderName.CHATGPT].as_dict() == {"code": "rate_limited", "message": "slow down",
+                                                                "hint": "wait"}
         mixed = await get(runtime, both.job_id, wait_s=30)
         assert mixed.status == "done" and set(mixed.results) == {"gemini"} and set(mixed.errors) == {"chatgpt"}
         with pytest.raises(JobNotFound, match="job-nope"):
             await get(runtime, "job-nope")
         with pytest.raises(JobNotFound):
-            await runtime.registry.ref("jobs").call(CancelJob("job-nope"), timeout=5)
+            await runtime.registry.ref(JOBS).call(CancelJob("job-nope"), timeout=5)
         with pytest.raises(InvalidArgument, match="at least one provider"):
             await start(runtime)
 
@@ -130,11 +137,11 @@ async def test_cancel_stops_the_provider_ask(autojump_clock: trio.testing.MockCl
     async with system(chatgpt=site) as (runtime, _book):
         view = await start(runtime, "chatgpt")
         await trio.sleep(5)
-        cancelled: JobView = await runtime.registry.ref("jobs").call(CancelJob(view.job_id), timeout=15)
-        assert cancelled.status == "cancelled" and cancelled.errors["chatgpt"]["code"] == "cancelled"
+        cancelled: JobView = await runtime.registry.ref(JOBS).call(CancelJob(view.job_id), timeout=15)
+        assert cancelled.status == "cancelled" and cancelled.errors[ProviderName.CHATGPT].code == "cancelled"
         await trio.testing.wait_all_tasks_blocked()
         assert site.cancelled == 1  # the provider saw the abandon (the real one clicks Stop)
-        again: JobView = await runtime.registry.ref("jobs").call(CancelJob(view.job_id), timeout=15)
+        again: JobView = await runtime.registry.ref(JOBS).call(CancelJob(view.job_id), timeout=15)
         assert again.status == "cancelled"  # cancelling a finished job just reports it
 
 
@@ -149,7 +156,7 @@ async def test_limits_and_retention(autojump_clock: trio.testing.MockClock, monk
         for job_id in ids:
             assert (await get(runtime, job_id, wait_s=30)).status == "done"
         newer = await start(runtime, "chatgpt")  # adding prunes the oldest finished beyond KEEP_FINISHED
-        listed: tuple[JobView, ...] = await runtime.registry.ref("jobs").call(ListJobs(limit=10), timeout=5)
+        listed: tuple[JobView, ...] = await runtime.registry.ref(JOBS).call(ListJobs(limit=10), timeout=5)
         assert [v.job_id for v in listed] == [newer.job_id, ids[2], ids[1]]  # running first, then newest finished
         assert ids[0] not in book.jobs
 
@@ -162,10 +169,10 @@ async def test_a_crash_of_the_jobs_actor_keeps_the_table(autojump_clock: trio.te
         site.seconds = 100
         running = await start(runtime, "chatgpt")
         await trio.sleep(2)
-        inject(runtime.registry, "jobs", "crash")
+        inject(runtime.registry, "jobs", FaultKind.CRASH)
         # The next message crashes the actor; it is re-delivered to the restarted one, which still knows both jobs.
         after = await get(runtime, running.job_id)
-        assert after.status == "failed" and after.errors["chatgpt"]["code"] == "actor_crashed"
+        assert after.status == "failed" and after.errors[ProviderName.CHATGPT].code == "actor_crashed"
         assert (await get(runtime, done.job_id)).status == "done"
         await trio.testing.wait_all_tasks_blocked()
         assert site.cancelled == 1  # the interrupted ask was stopped, not left running in the provider

@@ -12,7 +12,7 @@ import zipfile
 from pathlib import Path
 
 import supervisor
-from actors.messages import PROTOCOL_VERSION
+from supervisor.constants import SHARED
 
 from .conftest import REPO
 
@@ -22,13 +22,35 @@ EXTENSION = REPO / "extension"
 def test_versions_and_protocol_do_not_drift() -> None:
     manifest = json.loads((EXTENSION / "manifest.json").read_text())
     assert manifest["version"] == supervisor.__version__, "bump extension/manifest.json with supervisor/__init__.py"
-    assert manifest["version_name"] == f"{supervisor.__version__} (protocol {PROTOCOL_VERSION})"
-    js = (EXTENSION / "connection.js").read_text()
-    found = re.findall(r"export const PROTOCOL_VERSION = (\d+);", js)
-    assert found == [str(PROTOCOL_VERSION)], "extension/connection.js speaks another protocol than the server"
-    # No second copy of the number hiding in the extension.
-    for path in EXTENSION.glob("*.js"):
-        assert not re.search(r"protocolVersion\s*!==?\s*\d", path.read_text()), path.name
+    assert manifest["version_name"] == f"{supervisor.__version__} (protocol {SHARED.protocol_version})"
+
+
+# Values both sides read from extension/shared.json; a literal copy of any of them elsewhere is drift waiting to
+# happen. (Python: the digits as a constant; JavaScript: any occurrence outside shared.json.)
+SHARED_LITERALS = [str(SHARED.discovery_ports.start), str(SHARED.discovery_ports.stop - 1), SHARED.extension_id,
+                   str(SHARED.max_frame_bytes), *(str(getattr(SHARED.close, f)) for f in
+                                                  ("dropped", "bad_hello", "bad_token", "hello_timeout", "replaced"))]
+
+
+def test_shared_constants_have_one_source() -> None:
+    for path in [*EXTENSION.glob("*.js"), *EXTENSION.glob("*.html")]:
+        text = path.read_text()
+        for literal in SHARED_LITERALS:
+            assert not re.search(rf"(?<![\w.]){re.escape(literal)}(?![\w])", text), (path.name, literal)
+        assert "shared.json" in text or path.suffix == ".html" or path.name in ("popup.js", "background.js"), \
+            f"{path.name} should read the shared values from shared.json"
+        assert not re.search(r"protocolVersion\s*!==?\s*\d", text), path.name
+    # In Python, 4000 (the "dropped" close code) is too common a number to police; the others are distinctive.
+    distinctive = [x for x in SHARED_LITERALS if x != str(SHARED.close.dropped)]
+    for path in [*(REPO / "actors").rglob("*.py"), *(REPO / "supervisor").rglob("*.py")]:
+        if path.name == "constants.py":
+            continue
+        text = path.read_text()
+        for literal in distinctive:
+            assert not re.search(rf"(?<![\w.\-]){re.escape(literal)}(?![\w\-])", text), (str(path), literal)
+    for origin in (o for site in SHARED.providers for o in site.origins):
+        for path in EXTENSION.glob("*.js"):
+            assert origin not in path.read_text(), (path.name, origin)
 
 
 def test_wheel_installs_a_working_ai_bridge_with_the_extension(tmp_path: Path) -> None:
@@ -48,7 +70,7 @@ def test_wheel_installs_a_working_ai_bridge_with_the_extension(tmp_path: Path) -
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
                    check=True, capture_output=True, cwd=tmp_path)
     env = {"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    run = [sys.executable, "-c", "import sys; from supervisor.cli import main; sys.exit(main())"]
+    run = [sys.executable, "-c", "import sys; from supervisor.app.cli import main; sys.exit(main())"]
     version = subprocess.run([*run, "--version"], env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
     assert version.stdout.strip() == f"ai-bridge {supervisor.__version__}"
     where = subprocess.run([*run, "extension-path"], env=env, cwd=tmp_path, capture_output=True, text=True,

@@ -41,8 +41,15 @@ async def test_initialize_list_tools_and_bridge_status(server_env: dict[str, str
         assert status["stateDir"] == str(state_dir)
         assert status["versions"]["aiBridge"]
         ids = [c["id"] for c in status["actors"]["children"]]
-        assert ids[0] == "session_store" and ids[-1] == "mcp_front"
-        assert all(c["state"] == "running" for c in status["actors"]["children"])
+        assert ids == ["store", "link", "providers", "services", "mcp_front"]
+
+        def leaves(node: dict) -> list[dict]:  # type: ignore[type-arg]
+            kids = node.get("children")
+            return [leaf for c in kids for leaf in leaves(c)] if kids else [node]
+
+        assert {leaf["id"]: leaf["state"] for leaf in leaves(status["actors"])} == {
+            n: "running" for n in ("session_store", "relay", "discovery", "browser", "chatgpt", "gemini", "jobs",
+                                   "console", "mcp_front")}
         # Bad arguments are a clear tool error, not a crash.
         bad = await session.call_tool("bridge_status", {"nope": 1})
         assert bad.is_error and "unknown argument 'nope'" in bad.content[0].text
@@ -83,7 +90,7 @@ async def test_signal_during_a_slow_call_exits_within_3s(server_env: dict[str, s
     # The fault kit makes the session store take 60 s over its next message: bridge_status's history read.
     env = {**server_env, "AI_BRIDGE_ALLOW_FAULTS": "1",
            "AI_BRIDGE_INJECT_FAULTS": "session_store:slow:0,session_store:slow:60"}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "supervisor.cli", "serve"], env=env,
+    params = StdioServerParameters(command=sys.executable, args=["-m", "supervisor.app.cli", "serve"], env=env,
                                    cwd=str(REPO))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()

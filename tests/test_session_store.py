@@ -9,15 +9,38 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import trio
 import trio.lowlevel
 
 from actors import session_store
-from actors.messages import AppendHistory, ForgetSession, GetSession, ReadHistory, SaveSession
-from supervisor.supervision import Runtime, SupervisorSpec, child
-from supervisor.testing import inject
+from actors.protocol.common import ProviderName
+from actors.protocol.session_store import (
+    SESSION_STORE,
+    AppendHistory,
+    ForgetSession,
+    GetSession,
+    HistoryRecord,
+    ReadHistory,
+    SaveSession,
+)
+from supervisor.otp import ActorSystem, Registry, SupervisorSpec, child
+from supervisor.otp.faults import FaultKind, inject
 
 from .conftest import REPO
+
+CHATGPT, GEMINI = ProviderName.CHATGPT, ProviderName.GEMINI
+
+
+def record(answer: str = "42", **kw: object) -> HistoryRecord:
+    fields: dict[str, object] = {"ts": "2026-11-26T00:00:00Z", "project": "p", "provider": "chatgpt",
+                                 "question": "q", "status": "ok", "answer": answer, **kw}
+    return HistoryRecord(**fields)  # type: ignore[arg-type]
+
+
+def Runtime() -> ActorSystem:
+    return ActorSystem(registry=Registry(faults_allowed=True))
+
 
 
 async def _with_store(state_dir: Path, body) -> None:  # type: ignore[no-untyped-def]
@@ -30,15 +53,15 @@ async def _with_store(state_dir: Path, body) -> None:  # type: ignore[no-untyped
 
 
 async def test_sessions_roundtrip_in_seed_format(state_dir: Path) -> None:
-    async def body(runtime: Runtime) -> None:
-        store = runtime.registry.ref("session_store")
-        assert await store.call(GetSession("proj", "chatgpt")) is None
-        await store.call(SaveSession("proj", "chatgpt", "https://chatgpt.com/c/abc", 12))
-        await store.call(SaveSession("proj", "gemini", "https://gemini.google.com/app/f00", None))
-        got = await store.call(GetSession("proj", "chatgpt"))
+    async def body(runtime: ActorSystem) -> None:
+        store = runtime.registry.ref(SESSION_STORE)
+        assert await store.call(GetSession("proj", CHATGPT)) is None
+        await store.call(SaveSession("proj", CHATGPT, "https://chatgpt.com/c/abc", 12))
+        await store.call(SaveSession("proj", GEMINI, "https://gemini.google.com/app/f00", None))
+        got = await store.call(GetSession("proj", CHATGPT))
         assert (got.url, got.tab_id) == ("https://chatgpt.com/c/abc", 12)
-        await store.call(ForgetSession("proj", "gemini"))
-        assert await store.call(GetSession("proj", "gemini")) is None
+        await store.call(ForgetSession("proj", GEMINI))
+        assert await store.call(GetSession("proj", GEMINI)) is None
 
     await _with_store(state_dir, body)
     data = json.loads((state_dir / "sessions.json").read_text())
@@ -50,10 +73,10 @@ async def test_sessions_roundtrip_in_seed_format(state_dir: Path) -> None:
 async def test_corrupt_sessions_file_is_moved_aside_and_rebuilt(state_dir: Path, caplog) -> None:  # type: ignore[no-untyped-def]
     (state_dir / "sessions.json").write_text('{"projects": {"p": ')  # truncated by some earlier accident
 
-    async def body(runtime: Runtime) -> None:
-        store = runtime.registry.ref("session_store")
-        assert await store.call(GetSession("p", "chatgpt")) is None
-        await store.call(SaveSession("p", "chatgpt", "https://chatgpt.com/c/new", 1))
+    async def body(runtime: ActorSystem) -> None:
+        store = runtime.registry.ref(SESSION_STORE)
+        assert await store.call(GetSession("p", CHATGPT)) is None
+        await store.call(SaveSession("p", CHATGPT, "https://chatgpt.com/c/new", 1))
 
     await _with_store(state_dir, body)
     aside = list(state_dir.glob("sessions.json.corrupt-*"))
@@ -65,12 +88,13 @@ async def test_corrupt_sessions_file_is_moved_aside_and_rebuilt(state_dir: Path,
 async def test_history_append_is_idempotent_and_heals_a_torn_tail(state_dir: Path) -> None:
     (state_dir / "history.jsonl").write_bytes(b'{"id":"old","ok":1}\n{"id":"torn","ans')
 
-    async def body(runtime: Runtime) -> None:
-        store = runtime.registry.ref("session_store")
-        assert await store.call(AppendHistory("e1", {"provider": "chatgpt", "answer": "42"})) is True
-        assert await store.call(AppendHistory("e1", {"provider": "chatgpt", "answer": "42"})) is False
+    async def body(runtime: ActorSystem) -> None:
+        store = runtime.registry.ref(SESSION_STORE)
+        assert await store.call(AppendHistory("e1", record())) is True
+        assert await store.call(AppendHistory("e1", record())) is False
         recent = await store.call(ReadHistory(limit=10))
-        assert [r["id"] for r in recent] == ["old", "e1"]
+        assert [r.entry_id for r in recent] == ["old", "e1"]
+        assert recent[1] == attrs.evolve(record(), entry_id="e1")
 
     await _with_store(state_dir, body)
     lines = (state_dir / "history.jsonl").read_bytes().split(b"\n")
@@ -78,10 +102,10 @@ async def test_history_append_is_idempotent_and_heals_a_torn_tail(state_dir: Pat
 
 
 async def test_crash_during_append_redelivers_without_doubling(state_dir: Path) -> None:
-    async def body(runtime: Runtime) -> None:
-        inject(runtime.registry, "session_store", "crash")
-        store = runtime.registry.ref("session_store")
-        assert await store.call(AppendHistory("only-once", {"x": 1})) is True
+    async def body(runtime: ActorSystem) -> None:
+        inject(runtime.registry, "session_store", FaultKind.CRASH)
+        store = runtime.registry.ref(SESSION_STORE)
+        assert await store.call(AppendHistory("only-once", record())) is True
 
     await _with_store(state_dir, body)
     assert (state_dir / "history.jsonl").read_text().count("only-once") == 1
@@ -126,5 +150,5 @@ async def test_kill_9_during_writes_never_leaves_a_torn_file(state_dir: Path) ->
     assert not list(state_dir.glob(".sessions.json.*.tmp"))  # a dead writer's temp file is swept at start
 
 
-async def _noop(runtime: Runtime) -> None:
+async def _noop(runtime: ActorSystem) -> None:
     await trio.lowlevel.checkpoint()

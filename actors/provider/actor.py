@@ -22,13 +22,14 @@ import secrets
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 import attrs
 import trio
 
 from supervisor.errors import (
     AskCancelled,
+    BadExtensionReply,
     BridgeError,
     CdpError,
     ExtensionDisconnected,
@@ -41,24 +42,37 @@ from supervisor.errors import (
     SuspiciousAnswer,
     TabClosed,
 )
-from supervisor.runtime import ActorContext, Envelope
+from supervisor.otp import ActorContext, Envelope, Reply, Retry
 
-from ..messages import (
+from ..cdp import CdpTab, Extension
+from ..protocol.browser import BROWSER, EnsureBrowser
+from ..protocol.common import JSON, ProviderName
+from ..protocol.provider import (
     ASK_ATTEMPTS,
-    AppendHistory,
     Ask,
+    AskPhase,
     AskProgress,
     AskResult,
-    CdpTab,
-    EnsureBrowser,
-    ExtCommand,
+    AskTimings,
+    BusyAsk,
+    DomReport,
     GetDom,
-    GetSession,
+    ProviderReport,
+    ProviderRequest,
     ProviderStatus,
+    SiteTab,
+    Snapshot,
+    SnapshotReport,
+)
+from ..protocol.relay import RELAY, TabEvent, TabEventKind
+from ..protocol.session_store import (
+    SESSION_STORE,
+    AppendHistory,
+    AskStatus,
+    GetSession,
+    HistoryRecord,
     SaveSession,
     SessionEntry,
-    Snapshot,
-    TabEvent,
 )
 from .table import ProviderTable
 
@@ -95,34 +109,36 @@ class Conn:
 
 
 class ProviderActor:
-    def __init__(self, ctx: ActorContext, table: ProviderTable, *, stall_s: float | None = None,
+    def __init__(self, ctx: ActorContext[ProviderRequest], table: ProviderTable, *, stall_s: float | None = None,
                  debug_dir: Path | None = None, dumps_keep: int = 0) -> None:
         self.ctx = ctx
         self.t = table
+        self.name = ProviderName(table.name)
+        self.store = ctx.ref(SESSION_STORE)
         self.to = table.timeouts if stall_s is None else attrs.evolve(table.timeouts, stall_s=stall_s)
         self.log = logging.getLogger(f"ai_bridge.{table.name}")
-        self.relay = ctx.ref("relay")
+        self.relay = ctx.ref(RELAY)
+        self.extension = Extension(self.relay)
         self.conn: Conn | None = None
         self.binding = f"__aib_{secrets.token_hex(6)}"
         self.ask_lock = trio.Lock()
         self.debug_dir = debug_dir  # seed 9.4 dumps; the newest `dumps_keep` are kept (both providers together)
         self.dumps_keep = dumps_keep
-        self.busy: dict[str, Any] | None = None  # the running ask, for ProviderStatus (console, bridge_status)
+        self.busy: Busy | None = None  # the running ask, for ProviderStatus (console, bridge_status)
 
-    def status(self, queued: int) -> dict[str, Any]:
+    def status(self, queued: int, tabs: tuple[SiteTab, ...] | str) -> ProviderReport:
         conn = self.conn
         busy = None
         if self.busy is not None:
-            busy = {**self.busy, "ageS": round(trio.current_time() - self.busy["since"], 3)}
-            del busy["since"]
-        return {"provider": self.t.name, "tabId": conn.tab_id if conn else None,
-                "url": conn.state.get("url") if conn else None, "contextId": conn.context_id if conn else None,
-                "broken": conn.broken if conn else None, "busy": busy, "queued": queued}
+            b = self.busy
+            busy = BusyAsk(b.ask_id, b.question, b.attempt, b.phase, b.chars, round(trio.current_time() - b.since, 3))
+        url = conn.state.get("url") if conn else None
+        return ProviderReport(provider=self.name, tab_id=conn.tab_id if conn else None,
+                              url=url if isinstance(url, str) else None,
+                              context_id=conn.context_id if conn else None, broken=conn.broken if conn else None,
+                              busy=busy, queued=queued, browser_tabs=tabs)
 
     # -- tab connection -----------------------------------------------------------------------------------------------
-
-    async def ext(self, method: str, params: dict[str, Any], timeout_s: float = 10.0) -> Any:
-        return await self.relay.call(ExtCommand(method, params, timeout_s), timeout=timeout_s + 5)
 
     async def healthy(self, conn: Conn) -> bool:
         if conn.broken:
@@ -146,17 +162,16 @@ class ProviderActor:
         if session is not None and session.tab_id is not None:
             try:
                 with trio.fail_after(self.to.reuse_tab_s):
-                    got = await self.ext("tabs.get", {"tabId": session.tab_id}, self.to.reuse_tab_s)
-                if self._matches_site(got["tab"]["url"]):
+                    got = await self.extension.tab(session.tab_id, timeout_s=self.to.reuse_tab_s)
+                if self._matches_site(got.url):
                     tab_id = session.tab_id
-            except (BridgeError, trio.TooSlowError, KeyError):
+            except (BridgeError, trio.TooSlowError):
                 tab_id = None
         if tab_id is None:
-            found = await self.ext("tabs.query", {"urlPatterns": list(self.t.url_patterns)})
-            tabs = [t for t in found.get("tabs", []) if isinstance(t.get("tabId"), int)]
-            preferred = [t for t in tabs if session is not None and t.get("url") == session.url]
+            tabs = list(await self.extension.tabs(self.t.url_patterns))
+            preferred = [t for t in tabs if session is not None and t.url == session.url]
             if preferred or tabs:
-                tab_id = (preferred or tabs)[0]["tabId"]
+                tab_id = (preferred or tabs)[0].tab_id
         url = session.url if session is not None else self.t.home_url
         if tab_id is None:
             tab_id = await self.create_tab(url)
@@ -176,8 +191,8 @@ class ProviderActor:
             try:
                 # Its own window: all provider tabs stay visible at once (no background-tab quirk, no hung
                 # screenshots), and parallel asks do not fight over focus.
-                got = await self.ext("tabs.create", {"url": url, "newWindow": True}, max(self.to.new_tab_s, 30.0))
-                return int(got["tab"]["tabId"])
+                got = await self.extension.create_tab(url, new_window=True, timeout_s=max(self.to.new_tab_s, 30.0))
+                return got.tab_id
             except BridgeError as exc:
                 last = exc
                 self.log.warning("creating a %s tab failed (attempt %d): %s", self.t.title, attempt + 1, exc)
@@ -185,7 +200,7 @@ class ProviderActor:
         raise TabClosed(f"could not open a {self.t.title} tab: {last}")
 
     async def attach(self, tab_id: int) -> Conn:
-        await self.ext("debugger.attach", {"tabId": tab_id})
+        await self.extension.attach(tab_id)
         send, recv = trio.open_memory_channel[TabEvent](1000)
         tab = CdpTab(self.relay, tab_id)
         conn = Conn(tab, tab_id, self.binding, recv)
@@ -199,9 +214,16 @@ class ProviderActor:
     async def install(self, conn: Conn) -> None:
         """Create our isolated world in the current document and start the watcher there."""
         tree = await conn.tab.send("Page.getFrameTree")
-        frame_id = tree["frameTree"]["frame"]["id"]
+        frame_tree = tree.get("frameTree")
+        frame = frame_tree.get("frame") if isinstance(frame_tree, dict) else None
+        frame_id = frame.get("id") if isinstance(frame, dict) else None
+        if not isinstance(frame_id, str):
+            raise BadExtensionReply(f"Page.getFrameTree: no frame id in {str(tree)[:200]}")
         world = await conn.tab.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD})
-        conn.context_id = int(world["executionContextId"])
+        context_id = world.get("executionContextId")
+        if not isinstance(context_id, int):
+            raise BadExtensionReply(f"Page.createIsolatedWorld: no executionContextId in {str(world)[:200]}")
+        conn.context_id = context_id
         # The binding goes into our isolated world only (by context id): the page's own scripts never see it.
         # (Through chrome.debugger a name-scoped binding does not reach an isolated world, and an unscoped one
         # would land in the page's main world.) A new document means a new world, so this runs after every load.
@@ -225,18 +247,20 @@ class ProviderActor:
     async def pump(self, conn: Conn) -> None:
         """Route the tab's events: watcher reports update the state; close/detach break the connection."""
         async for ev in conn.events:
-            if ev.kind == "cdp" and ev.method == "Runtime.bindingCalled":
+            if ev.kind is TabEventKind.CDP and ev.method == "Runtime.bindingCalled":
                 if ev.params.get("name") != conn.binding:
                     continue
+                payload = ev.params.get("payload", "{}")
                 try:
-                    st = json.loads(ev.params.get("payload", "{}"))
-                except ValueError:
+                    st = json.loads(payload if isinstance(payload, str) else "{}")
+                except (ValueError, RecursionError):
                     continue
                 if isinstance(st, dict) and "error" not in st:
                     self._set_state(conn, st)
-            elif ev.kind in ("tabClosed", "detached", "disconnected"):
-                conn.broken = {"tabClosed": "the tab was closed", "detached": "the debugger was detached",
-                               "disconnected": "the browser extension disconnected"}[ev.kind]
+            elif ev.kind in (TabEventKind.TAB_CLOSED, TabEventKind.DETACHED, TabEventKind.DISCONNECTED):
+                conn.broken = {TabEventKind.TAB_CLOSED: "the tab was closed",
+                               TabEventKind.DETACHED: "the debugger was detached",
+                               TabEventKind.DISCONNECTED: "the browser extension disconnected"}[ev.kind]
                 conn.changed.set()
                 if self.conn is conn:
                     self.conn = None
@@ -260,7 +284,7 @@ class ProviderActor:
                 if "context" not in str(exc).lower():
                     raise
                 raw = None
-            if raw is not None:
+            if isinstance(raw, str):
                 st: dict[str, Any] = json.loads(raw)
                 st["at"] = now_ms()
                 self._set_state(conn, st)
@@ -378,7 +402,7 @@ class ProviderActor:
 
     # -- the ask ----------------------------------------------------------------------------------------------------
 
-    async def ask(self, env: Envelope[Any], msg: Ask) -> AskResult:
+    async def ask(self, env: Envelope[ProviderRequest], msg: Ask) -> AskResult:
         t0 = trio.current_time()
         retries = env.attempt - 1
         marks: dict[str, float] = {}
@@ -386,14 +410,14 @@ class ProviderActor:
         def mark(name: str) -> None:
             marks[name] = trio.current_time()
 
-        def progress(phase: str, chars: int = 0, text: str = "") -> None:
+        def progress(phase: AskPhase, chars: int = 0, text: str = "") -> None:
             if self.busy is not None:
-                self.busy.update(phase=phase, chars=chars)
-            env.progress(AskProgress(self.t.name, phase, chars, text))
+                self.busy.phase, self.busy.chars = phase, chars
+            env.progress(AskProgress(self.name, phase, chars, text))
 
-        progress("connecting")
-        await self.ctx.ref("browser").call(EnsureBrowser(timeout_s=60), timeout=90)
-        session = await self.ctx.ref("session_store").call(GetSession(msg.project, self.t.name), timeout=10)
+        progress(AskPhase.CONNECTING)
+        await self.ctx.ref(BROWSER).call(EnsureBrowser(timeout_s=60), timeout=90)
+        session = await self.store.call(GetSession(msg.project, self.name), timeout=10)
         conn = await self.connect(session, fresh=retries > 0)
         mark("connect")
         st = conn.state or await self.poll_state(conn)
@@ -432,7 +456,7 @@ class ProviderActor:
         initial_user, initial_assistant = st["userCount"], st["assistantCount"]
         mark("wait_input")
 
-        progress("typing")
+        progress(AskPhase.TYPING)
         phase = await self.type_question(conn, msg.question)
         mark("input")
 
@@ -451,7 +475,7 @@ class ProviderActor:
                                 hint="The send button may have changed; see the debug dump in the state dir."
                                 ) from None
         mark("send")
-        progress("sent")
+        progress(AskPhase.SENT)
 
         w: dict[str, Any] = {"initialAssistant": initial_assistant, "sawStop": False, "elapsed": 0.0,
                              "textStableS": 0.0}
@@ -476,7 +500,7 @@ class ProviderActor:
                                                       context_id=conn.context_id, timeout_s=5)
                 except BridgeError:
                     partial = ""
-                progress("answering", s["lastLen"], str(partial or "")[-MAX_PARTIAL:])
+                progress(AskPhase.ANSWERING, s["lastLen"], str(partial or "")[-MAX_PARTIAL:])
 
         try:
             await self.wait_for(conn, lambda s: s["assistantCount"] > initial_assistant or s["rateLimited"],
@@ -510,7 +534,7 @@ class ProviderActor:
         if st["rateLimited"]:
             reason = "rate limited"
         mark("response")
-        progress("extracting", st["lastLen"])
+        progress(AskPhase.EXTRACTING, st["lastLen"])
 
         if st["rateLimited"]:
             raise RateLimited(f"{self.t.title} says you reached its message limit",
@@ -521,7 +545,7 @@ class ProviderActor:
         st = await self.wait_for(conn, lambda s: s["lastLen"] > 0 and not s["skipThinking"],
                                  self.to.text_render_s, "rendered answer text")
         got = await conn.tab.evaluate("window.__aibWatcher.extract()", context_id=conn.context_id)
-        answer = normalize(str((got or {}).get("text", "")))
+        answer = normalize(str(got.get("text", "")) if isinstance(got, dict) else "")
         url = str(conn.state.get("url", ""))
         total = trio.current_time() - t0
         mark("total")
@@ -534,7 +558,7 @@ class ProviderActor:
                 f"{self.t.title}'s answer looks wrong (empty, 'ok', or missing the numbers of the question). "
                 f"Answer as extracted: {answer[:4000]!r}",
                 hint=f"Debug dump: {dump}. Check the tab with take_cdp_snapshot.")
-        return AskResult(self.t.name, answer, url, timings, retries, detected_ms, reason, thinking)
+        return AskResult(self.name, answer, url, timings, retries, detected_ms, reason, thinking)
 
     async def settle(self, conn: Conn) -> None:
         """Replaces the seed's 500 ms fixed wait: counts unchanged for `settle_s` on a freshly loaded page, so earlier
@@ -572,7 +596,9 @@ class ProviderActor:
                                   "answer": answer, "state": conn.state}
         try:
             # Seed 9.5's debug fields: enough to tell a login page, an error banner or a changed layout apart.
-            record.update(await conn.tab.evaluate(PAGE_FACTS, timeout_s=5) or {})
+            facts = await conn.tab.evaluate(PAGE_FACTS, timeout_s=5)
+            if isinstance(facts, dict):
+                record.update(facts)
         except BridgeError as exc:
             record["dumpError"] = str(exc)
         keep = self.dumps_keep
@@ -588,63 +614,75 @@ class ProviderActor:
 
     # -- snapshot / dom ---------------------------------------------------------------------------------------------
 
-    async def snapshot(self, msg: Snapshot) -> dict[str, Any]:
+    async def snapshot(self, msg: Snapshot) -> SnapshotReport:
         conn = await self.any_conn(msg.project)
         info = await conn.tab.evaluate(
             "({url: location.href, title: document.title, readyState: document.readyState,"
             " visibility: document.visibilityState,"
             " text: (document.body ? document.body.innerText : '').slice(0, " + str(int(msg.max_text)) + ")})")
+        if not isinstance(info, dict):
+            raise BadExtensionReply("the page facts of the snapshot are not an object")
         ax = await conn.tab.send("Accessibility.getFullAXTree", {"depth": 12}, timeout_s=20)
-        out: dict[str, Any] = {"provider": self.t.name, "tabId": conn.tab_id, **info,
-                               "accessibility": summarize_ax(ax.get("nodes", []))}
-        if conn.state:
-            out["watcherState"] = {k: v for k, v in conn.state.items() if k not in ("inputText",)}
+        nodes = ax.get("nodes")
+        shot: str | None = None
         if msg.screenshot:
             if conn.state.get("visible") is False:
                 await conn.tab.send("Page.bringToFront")  # a hidden tab's screenshot can hang (NOTES.md)
-            shot = await conn.tab.send("Page.captureScreenshot", {"format": "png"}, timeout_s=20)
-            out["screenshot"] = shot.get("data", "")
-        return out
+            data = (await conn.tab.send("Page.captureScreenshot", {"format": "png"}, timeout_s=20)).get("data")
+            shot = data if isinstance(data, str) else None
 
-    async def get_dom(self, msg: GetDom) -> dict[str, Any]:
+        def text(key: str) -> str:
+            value = info.get(key) if isinstance(info, dict) else None
+            return value if isinstance(value, str) else ""
+
+        return SnapshotReport(
+            provider=self.name, tab_id=conn.tab_id, url=text("url"), title=text("title"),
+            ready_state=text("readyState"), visibility=text("visibility"), text=text("text"),
+            accessibility=tuple(summarize_ax(nodes if isinstance(nodes, list) else [])),
+            watcher_state={k: v for k, v in conn.state.items() if k not in ("inputText",)} if conn.state else None,
+            screenshot_png_b64=shot)
+
+    async def get_dom(self, msg: GetDom) -> DomReport:
         conn = await self.any_conn(msg.project)
         result = await conn.tab.evaluate(
             "(" + DOM_SERIALIZER + ")(" + json.dumps(msg.selector) + ", " + str(int(msg.max_chars)) + ")",
             context_id=conn.context_id)
         if result is None:
             raise InvalidArgument(f"no element matches selector {msg.selector!r} (shadow roots searched too)")
-        return {"provider": self.t.name, "url": conn.state.get("url"), **result}
+        if not isinstance(result, dict) or not isinstance(result.get("html"), str):
+            raise BadExtensionReply("the DOM serializer returned no html")
+        html, chars = result["html"], result.get("chars")
+        assert isinstance(html, str)
+        return DomReport(self.name, str(conn.state.get("url", "")), html, result.get("truncated") is True,
+                         chars if isinstance(chars, int) else len(html))
 
     async def any_conn(self, project: str | None) -> Conn:
         """The tab for inspection tools: the current one, else the one the session store names for the project,
         else an existing provider tab — never a new one."""
         if self.conn is not None and await self.healthy(self.conn):
             return self.conn
-        found = await self.ext("tabs.query", {"urlPatterns": list(self.t.url_patterns)})
-        tabs = [t for t in found.get("tabs", []) if isinstance(t.get("tabId"), int)]
+        tabs = list(await self.extension.tabs(self.t.url_patterns))
         if project is not None:
-            session = await self.ctx.ref("session_store").call(GetSession(project, self.t.name), timeout=10)
+            session = await self.store.call(GetSession(project, self.name), timeout=10)
             if session is not None:
-                tabs.sort(key=lambda t: t["tabId"] != session.tab_id)  # the session's tab first, if open
+                tabs.sort(key=lambda t: t.tab_id != session.tab_id)  # the session's tab first, if open
         if not tabs:
             raise TabClosed(f"no {self.t.title} tab is open",
                             hint=f"Ask {self.t.title} something first, or open {self.t.home_url} in the browser.")
-        return await self.attach(tabs[0]["tabId"])
+        return await self.attach(tabs[0].tab_id)
 
     ctx_nursery: trio.Nursery
 
 
-def _timings(t0: float, marks: dict[str, float]) -> dict[str, int]:
-    order = [("connectMs", "connect"), ("waitInputMs", "wait_input"), ("inputMs", "input"), ("sendMs", "send"),
-             ("waitResponseMs", "response")]
-    out: dict[str, int] = {}
+def _timings(t0: float, marks: dict[str, float]) -> AskTimings:
+    out: list[int] = []
     prev = t0
-    for key, name in order:
+    for name in ("connect", "wait_input", "input", "send", "response"):
         at = marks.get(name, prev)
-        out[key] = round((at - prev) * 1000)
+        out.append(round((at - prev) * 1000))
         prev = at
-    out["totalMs"] = round((marks.get("total", prev) - t0) * 1000)
-    return out
+    connect, wait_input, typed, sent, response = out
+    return AskTimings(connect, wait_input, typed, sent, response, round((marks.get("total", prev) - t0) * 1000))
 
 
 def normalize(text: str) -> str:
@@ -667,15 +705,18 @@ def is_suspicious(answer: str, question: str) -> bool:
     return bool(re.fullmatch(r"ok", trimmed, re.IGNORECASE))
 
 
-def summarize_ax(nodes: list[dict[str, Any]], limit: int = 120) -> list[str]:
+def summarize_ax(nodes: list[JSON], limit: int = 120) -> list[str]:
     """Interesting accessibility nodes as 'role "name"' lines (buttons, inputs, headings, links)."""
     keep = {"button", "textbox", "heading", "link", "combobox", "checkbox", "img", "article", "dialog", "alert"}
     out: list[str] = []
     for n in nodes:
+        if not isinstance(n, dict):
+            continue
         if n.get("ignored"):
             continue
-        role = (n.get("role") or {}).get("value", "")
-        name = str((n.get("name") or {}).get("value", "")).strip()
+        role_obj, name_obj = n.get("role"), n.get("name")
+        role = role_obj.get("value", "") if isinstance(role_obj, dict) else ""
+        name = str(name_obj.get("value", "") if isinstance(name_obj, dict) else "").strip()
         if role in keep and (name or role == "textbox"):
             out.append(f'{role} "{name[:80]}"')
         if len(out) >= limit:
@@ -754,8 +795,18 @@ def prune_dumps(folder: Path, keep: int) -> None:
             old.unlink()
 
 
+@attrs.define
+class Busy:
+    ask_id: str
+    question: str
+    attempt: int
+    since: float
+    phase: AskPhase = AskPhase.QUEUED
+    chars: int = 0
+
+
 async def run(
-    ctx: ActorContext,
+    ctx: ActorContext[ProviderRequest],
     *,
     table: ProviderTable,
     state_dir: Path | None = None,
@@ -765,75 +816,69 @@ async def run(
 ) -> None:
     actor = ProviderActor(ctx, table, stall_s=stall_s, dumps_keep=dumps_keep,
                           debug_dir=state_dir / "debug" if state_dir is not None and dumps_keep else None)
-    asks_send, asks_recv = trio.open_memory_channel[Envelope[Any]](math.inf)
+    asks_send, asks_recv = trio.open_memory_channel[Envelope[ProviderRequest]](math.inf)
+
+    async def inspect(msg: ProviderRequest) -> Reply[object]:
+        match msg:
+            case ProviderStatus():
+                tabs: tuple[SiteTab, ...] | str
+                try:  # the site's tabs as the browser sees them, with our lease; best effort (the link may be down)
+                    found = await actor.extension.tabs(actor.t.url_patterns, timeout_s=5)
+                    tabs = tuple(SiteTab(t.tab_id, t.url, t.attached_by_me, t.active) for t in found)
+                except BridgeError as exc:
+                    tabs = f"[{exc.code}] {exc.message}"
+                return msg.reply(actor.status(asks_send.statistics().current_buffer_used, tabs))
+            case Snapshot():
+                try:
+                    return msg.reply(await actor.snapshot(msg))
+                except TabGone as exc:
+                    raise TabClosed(f"the {actor.t.title} tab went away: {exc}") from exc
+            case GetDom():
+                try:
+                    return msg.reply(await actor.get_dom(msg))
+                except TabGone as exc:
+                    raise TabClosed(f"the {actor.t.title} tab went away: {exc}") from exc
+            case Ask():
+                raise AssertionError("asks are queued, not inspected")
+            case _:
+                assert_never(msg)
+
     async with trio.open_nursery() as nursery:
         actor.ctx_nursery = nursery
         nursery.start_soon(_asker, ctx, actor, asks_recv)
         task_status.started()
         async for env in ctx.messages():
-            msg = env.message
-            if isinstance(msg, Ask):
+            if isinstance(env.message, Ask):
                 env.started = False  # queued: a crash now does not count as an attempt of this ask
                 asks_send.send_nowait(env)  # asks run one at a time, in arrival order
-            elif isinstance(msg, ProviderStatus):
-                nursery.start_soon(_status, ctx, actor, env, asks_send.statistics().current_buffer_used)
-            elif isinstance(msg, Snapshot | GetDom):
-                nursery.start_soon(_inspect, ctx, actor, env)  # inspection must work while an ask is running
             else:
-                env.fail(InvalidArgument(f"{table.name} does not accept {type(msg).__name__}"))
-                ctx.inbox.done(env)
+                ctx.answer_soon(nursery, env, inspect)  # inspection must work while an ask is running
         nursery.cancel_scope.cancel()
 
 
-async def _status(ctx: ActorContext, actor: ProviderActor, env: Envelope[Any], queued: int) -> None:
-    out = actor.status(queued)
-    try:  # the site's tabs as the browser sees them, with our lease; best effort (the link may be down)
-        found = await actor.ext("tabs.query", {"urlPatterns": list(actor.t.url_patterns)}, timeout_s=5)
-        out["browserTabs"] = [{k: t.get(k) for k in ("tabId", "url", "attachedByMe", "active")}
-                              for t in found.get("tabs", [])]
-    except BridgeError as exc:
-        out["browserTabs"] = f"[{exc.code}] {exc.message}"
-    env.reply(out)
-    ctx.inbox.done(env)
-
-
-async def _inspect(ctx: ActorContext, actor: ProviderActor, env: Envelope[Any]) -> None:
-    msg = env.message
-    try:
-        result = await (actor.snapshot(msg) if isinstance(msg, Snapshot) else actor.get_dom(msg))
-    except BridgeError as exc:
-        env.fail(exc)
-    except TabGone as exc:
-        env.fail(TabClosed(f"the {actor.t.title} tab went away: {exc}"))
-    else:
-        env.reply(result)
-    ctx.inbox.done(env)
-
-
-async def _asker(ctx: ActorContext, actor: ProviderActor, asks: trio.MemoryReceiveChannel[Envelope[Any]]) -> None:
+async def _asker(ctx: ActorContext[ProviderRequest], actor: ProviderActor,
+                 asks: trio.MemoryReceiveChannel[Envelope[ProviderRequest]]) -> None:
     async for env in asks:
-        if env.abandoned or env.answered:
-            ctx.inbox.done(env)
+        msg = env.message
+        if env.abandoned or env.answered or not isinstance(msg, Ask):
             continue
         env.started = True
-        msg: Ask = env.message
-        actor.busy = {"askId": msg.ask_id, "question": msg.question[:80], "attempt": env.attempt,
-                      "phase": "queued", "since": trio.current_time()}
+        actor.busy = Busy(msg.ask_id, msg.question[:80], env.attempt, trio.current_time())
         try:
-            await _one_ask(ctx, actor, env)
+            await _one_ask(ctx, actor, env, msg)
         finally:
             actor.busy = None
 
 
-async def _one_ask(ctx: ActorContext, actor: ProviderActor, env: Envelope[Any]) -> None:
-    msg: Ask = env.message
+async def _one_ask(ctx: ActorContext[ProviderRequest], actor: ProviderActor, env: Envelope[ProviderRequest],
+                   msg: Ask) -> None:
     ask_id = msg.ask_id or uuid.uuid4().hex
     started = time.time()
-    status = "ok"
+    status = AskStatus.OK
     error: BridgeError | None = None
     result: AskResult | None = None
     cancelled = False
-    crash: StuckError | None = None
+    crash: Retry | None = None
     with trio.CancelScope() as scope:
 
         async def watch_abandon() -> None:
@@ -845,55 +890,54 @@ async def _one_ask(ctx: ActorContext, actor: ProviderActor, env: Envelope[Any]) 
             try:
                 result = await actor.ask(env, msg)
             except StuckError as exc:
-                if env.attempt <= MAX_RETRIES:
+                gave_up = StuckError(f"{exc} — gave up after {MAX_RETRIES} retries",
+                                     hint="Reload the tab or start a new chat (new_chat: true).")
+                if env.attempt < Ask.max_attempts:
                     actor.log.warning("%s (attempt %d); restarting the %s actor to retry", exc, env.attempt,
                                       actor.t.title)
-                    crash = exc  # crash on purpose (below): the supervisor restarts us with a fresh tab connection
+                    # crash on purpose (below): the supervisor restarts us with a fresh tab connection
+                    crash = Retry(str(exc), failure=gave_up)
                 else:
-                        status, error = "stuck", StuckError(f"{exc} — gave up after {MAX_RETRIES} retries",
-                                                        hint="Reload the tab or start a new chat (new_chat: true).")
+                    status, error = AskStatus.STUCK, gave_up
             except TabGone as exc:
                 actor.conn = None
-                status, error = "failed", TabClosed(f"the {actor.t.title} tab went away during the ask: {exc}",
-                                                    hint="Retry; ai-bridge opens or reuses a tab on the next call.")
+                status, error = AskStatus.FAILED, TabClosed(
+                    f"the {actor.t.title} tab went away during the ask: {exc}",
+                    hint="Retry; ai-bridge opens or reuses a tab on the next call.")
             except trio.TooSlowError as exc:
-                status, error = "failed", ResponseTimeout(f"{actor.t.title}: timed out waiting for {exc}")
+                status, error = AskStatus.FAILED, ResponseTimeout(f"{actor.t.title}: timed out waiting for {exc}")
             except (ExtensionDisconnected, TabClosed) as exc:
                 actor.conn = None
-                status, error = "failed", exc
+                status, error = AskStatus.FAILED, exc
             except BridgeError as exc:
-                status, error = ("rate_limited" if isinstance(exc, RateLimited) else "failed"), exc
+                status, error = (AskStatus.RATE_LIMITED if isinstance(exc, RateLimited) else AskStatus.FAILED), exc
             inner.cancel_scope.cancel()
     if crash is not None:
         raise crash  # re-delivered to our successor with attempt + 1
     if scope.cancelled_caught:
         cancelled = True
-        status = "cancelled"
+        status = AskStatus.CANCELLED
         with trio.CancelScope(shield=True), trio.move_on_after(3):
             if actor.conn is not None and await actor.click_stop(actor.conn):
                 actor.log.info("%s ask cancelled by the client: clicked Stop", actor.t.title)
-    record: dict[str, Any] = {
-        "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(started)) + "Z",
-        "project": msg.project, "provider": actor.t.name, "question": msg.question, "status": status,
-    }
+    ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(started)) + "Z"
     if result is not None:
-        record.update(answer=result.answer, url=result.url, timings=result.timings, retries=result.retries)
-    elif error is not None:
-        record.update(error=f"[{error.code}] {error}")
-    elif cancelled:
-        record["error"] = "cancelled by the client"
+        record = HistoryRecord(ts, msg.project, actor.name.value, msg.question, status, answer=result.answer,
+                               url=result.url, timings=result.timings.as_json(), retries=result.retries)
+    else:
+        why = f"[{error.code}] {error}" if error is not None else "cancelled by the client" if cancelled else None
+        record = HistoryRecord(ts, msg.project, actor.name.value, msg.question, status, error=why)
     with trio.CancelScope(shield=True), trio.move_on_after(10):
         try:
             if result is not None and actor.conn is not None:
-                await ctx.ref("session_store").call(
-                    SaveSession(msg.project, actor.t.name, result.url, actor.conn.tab_id), timeout=10)
-            await ctx.ref("session_store").call(AppendHistory(ask_id, record), timeout=10)
+                await actor.store.call(SaveSession(msg.project, actor.name, result.url, actor.conn.tab_id),
+                                       timeout=10)
+            await actor.store.call(AppendHistory(ask_id, record), timeout=10)
         except BridgeError as exc:
             actor.log.error("could not record the ask in history: %s", exc)
     # Persist before answering, so the history a client reads right after the reply already holds this ask.
     if not env.answered:
         if result is not None:
-            env.reply(result)
+            env.reply(msg.reply(result))
         else:
             env.fail(error if error is not None else AskCancelled(f"the {actor.t.title} ask was cancelled"))
-    ctx.inbox.done(env)

@@ -23,9 +23,10 @@ from typing import Any
 
 import trio
 
-from actors.messages import EnsureBrowser, ExtCommand
+from actors.protocol.browser import BROWSER, EnsureBrowser
+from actors.protocol.relay import RELAY, ExtCommand
 from supervisor import config as cfgmod
-from supervisor.app import serve
+from supervisor.app import open_bridge as open_tree
 from tests.benchmarks.reference_algorithm import ReferenceChatGPT
 from tests.e2e import CHROMIUM, open_bridge
 from tests.fakesites.fixture import FakeSites, start_fakesites
@@ -38,14 +39,11 @@ async def reference_run(sites: FakeSites, asks: int, tmp: str) -> dict[str, list
     config = cfgmod.load({"state_dir": tmp + "/ref-state", "browser": "launch", "headless": True, "isolated": True,
                           "browser_path": CHROMIUM, "browser_args": sites.chromium_args()})
     out: dict[str, list[float]] = {"wall": [], "detect": []}
-    stop = trio.Event()
-    async with trio.open_nursery() as nursery:
-        runtime = await nursery.start(lambda task_status: serve(config, with_front=False, stop=stop,
-                                                                task_status=task_status))
-        await runtime.registry.ref("browser").call(EnsureBrowser(30), timeout=40)
-        relay = runtime.registry.ref("relay")
+    async with open_tree(config) as bridge:
+        await bridge.ref(BROWSER).call(EnsureBrowser(30), timeout=40)
+        relay = bridge.ref(RELAY)
         tab = (await relay.call(ExtCommand("tabs.create", {"url": "https://chatgpt.com/", "newWindow": True}, 30),
-                                timeout=40))["tab"]["tabId"]
+                                timeout=40))["tab"]["tabId"]  # type: ignore[call-overload,index]
         await relay.call(ExtCommand("debugger.attach", {"tabId": tab}), timeout=15)
         ref = ReferenceChatGPT(relay, tab)
         await ref.ask("Reference warm-up question number 0.")
@@ -58,7 +56,6 @@ async def reference_run(sites: FakeSites, asks: int, tmp: str) -> dict[str, list
                 lambda qs: any(e["question"] == q and e.get("completedAtMs") for e in qs)))  # noqa: B023
             e = next(x for x in log if x["question"] == q)
             out["detect"].append(detected - e["completedAtMs"])
-        stop.set()
     return out
 
 

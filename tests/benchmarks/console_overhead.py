@@ -98,7 +98,7 @@ async def main(asks: int) -> None:
                 env["AI_BRIDGE_STATE_DIR"] = str(b.state_dir)
                 for _ in range(5):
                     t0 = time.perf_counter()
-                    await trio.run_process([sys.executable, "-m", "supervisor.cli", "console", "-c", "1"], env=env,
+                    await trio.run_process([sys.executable, "-m", "supervisor.app.cli", "console", "-c", "1"], env=env,
                                            cwd=REPO, capture_stdout=True)
                     cli_ms.append((time.perf_counter() - t0) * 1000)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import trio
 
-from actors.messages import ExtCommand
+from actors.protocol.relay import ExtCommand
 
 STATE_JS = r"""(() => {
   const q = (s) => document.querySelector(s);

@@ -2,8 +2,8 @@
 
     unshare --net sh -c 'ip link set lo up && .venv/bin/python -m tests.benchmarks.relay_vs_direct [--calls 500]'
 
-Relay side: the real actor tree in-process (`supervisor.app.serve`, no MCP front) launches headless Chromium with the
-extension; the calls go `registry.ref("relay").call(ExtCommand("cdp.send", ...))` through `CdpTab` — the exact path
+Relay side: the real actor tree in-process (`supervisor.app.open_bridge`, no MCP front) launches headless Chromium
+with the extension; the calls go `bridge.ref(RELAY).call(ExtCommand("cdp.send", ...))` through `CdpTab` — the exact path
 the providers use: relay actor → WebSocket → extension service worker → `chrome.debugger.sendCommand` → back.
 
 Direct side: a second headless Chromium driven over `--remote-debugging-pipe` (tests/cdp_pipe.py), on the same page
@@ -29,8 +29,11 @@ from typing import Any
 
 import trio
 
-from actors.messages import CdpTab, DiscoveryPort, ExtCommand, LinkStatus, WaitConnected
-from supervisor.app import serve
+from actors.cdp import CdpTab
+from actors.protocol.browser import BROWSER, BrowserStatus
+from actors.protocol.discovery import DISCOVERY, DiscoveryPort
+from actors.protocol.relay import RELAY, ExtCommand, LinkStatus, WaitConnected
+from supervisor.app import open_bridge
 from supervisor.config import Config, load
 from tests.cdp_pipe import CHROMIUM, open_chromium
 
@@ -62,38 +65,30 @@ def wall_to_boottime(wall: float) -> float:
 
 async def launch_once(state_dir: str) -> tuple[float, float, float | None]:
     """(browser process start → hello accepted, serve() call → link reported, ai-bridge's own figure) in seconds."""
-    from actors.messages import BrowserStatus
-
-    stop = trio.Event()
     t0 = trio.current_time()
-    async with trio.open_nursery() as nursery:
-        runtime = await nursery.start(lambda task_status: serve(config(state_dir), with_front=False, stop=stop,
-                                                                task_status=task_status))
-        relay = runtime.registry.ref("relay")
+    async with open_bridge(config(state_dir)) as bridge:
+        relay = bridge.ref(RELAY)
         await relay.call(WaitConnected(20), timeout=25)
         seen = trio.current_time() - t0
         link = await relay.call(LinkStatus(), timeout=5)
-        browser = await runtime.registry.ref("browser").call(BrowserStatus(), timeout=5)
-        from_process = wall_to_boottime(link["since"]) - process_start_boottime(browser["pid"])
+        browser = await bridge.ref(BROWSER).call(BrowserStatus(), timeout=5)
+        assert link.since is not None and browser.pid is not None
+        from_process = wall_to_boottime(link.since) - process_start_boottime(browser.pid)
         await trio.sleep(0.6)  # the browser actor notices the link on its 0.5 s status poll
-        own = (await runtime.registry.ref("browser").call(BrowserStatus(), timeout=5))["launchToConnectedS"]
-        stop.set()
+        own = (await bridge.ref(BROWSER).call(BrowserStatus(), timeout=5)).launch_to_connected_s
     return from_process, seen, own
 
 
 async def round_trips(calls: int, warmup: int) -> dict[str, list[float]]:
     samples: dict[str, list[float]] = {"direct": [], "relay": [], "floor": [], "actor": []}
-    stop = trio.Event()
     with tempfile.TemporaryDirectory(prefix="bench-relay-") as state:
-        async with trio.open_nursery() as nursery:
-            runtime = await nursery.start(lambda task_status: serve(config(state), with_front=False, stop=stop,
-                                                                    task_status=task_status))
-            relay = runtime.registry.ref("relay")
+        async with open_bridge(config(state)) as bridge:
+            relay = bridge.ref(RELAY)
             await relay.call(WaitConnected(20), timeout=25)
-            port = await runtime.registry.ref("discovery").call(DiscoveryPort(), timeout=5)
+            port = await bridge.ref(DISCOVERY).call(DiscoveryPort(), timeout=5)
             url = f"http://127.0.0.1:{port}/selftest"
             created = await relay.call(ExtCommand("tabs.create", {"url": url, "newWindow": True}, 30), timeout=40)
-            tab_id = created["tab"]["tabId"]
+            tab_id = created["tab"]["tabId"]  # type: ignore[call-overload,index]
             await relay.call(ExtCommand("debugger.attach", {"tabId": tab_id}), timeout=15)
             tab = CdpTab(relay, tab_id)
             assert await tab.evaluate("document.title") == "ai-bridge self-test"
@@ -125,7 +120,6 @@ async def round_trips(calls: int, warmup: int) -> dict[str, list[float]]:
                             assert got["result"]["value"] == 2, got
                         if i >= warmup:
                             samples[name].append(ms)
-            stop.set()
     return samples
 
 

@@ -33,7 +33,7 @@ def one(state_dir: str) -> tuple[float, float, int, bool]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AI_BRIDGE_")}
     env["AI_BRIDGE_STATE_DIR"] = state_dir
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor.cli", "serve", "--log-level", "warning"],
+    proc = subprocess.Popen([sys.executable, "-m", "supervisor.app.cli", "serve", "--log-level", "warning"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     assert proc.stdin and proc.stdout
     proc.stdin.write((json.dumps(INIT) + "\n").encode())

@@ -8,7 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from .. import __version__
+from ..constants import SHARED
+
+PORT_RANGE = f"{SHARED.discovery_ports.start}-{SHARED.discovery_ports.stop - 1}"
 
 DESCRIPTION = """\
 ai-bridge lets coding agents (Claude Code, Codex, Cursor, ...) ask ChatGPT and Gemini through their web UIs in
@@ -30,7 +33,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     b.add_argument("--browser", choices=["auto", "connect", "launch"],
                    help="auto (default): use your Chrome when its extension connects, else launch one; "
                    "connect: only your own Chrome; launch: always a dedicated browser")
-    b.add_argument("--browser-path", help="Chrome/Chromium executable (env AI_BRIDGE_BROWSER; default: PATH)")
+    b.add_argument("--browser-path", help="Chrome/Chromium executable (env AI_BRIDGE_BROWSER_PATH; default: PATH)")
     b.add_argument("--profile-dir", help="profile of the launched browser (default <state-dir>/chrome-profile)")
     b.add_argument("--isolated", action="store_true", default=None, help="launch with a temporary profile")
     b.add_argument("--headless", action="store_true", default=None, help="launch the browser headless")
@@ -39,7 +42,20 @@ def _common(p: argparse.ArgumentParser) -> None:
                    "write --browser-arg=--flag=value)")
     b.add_argument("--close-browser", action="store_true", default=None,
                    help="on exit also close a headed browser we launched (headless ones always close)")
-    b.add_argument("--discovery-port", type=int, help="pin the discovery port (default: first free of 8766-8775)")
+    b.add_argument("--discovery-port", type=int, help=f"pin the discovery port, one of {PORT_RANGE} (the ports the "
+                   "extension polls; default: the first free one)")
+
+
+def _seconds(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}")
+    return value
 
 
 def parser() -> argparse.ArgumentParser:
@@ -59,10 +75,11 @@ def parser() -> argparse.ArgumentParser:
     a = sub.add_parser("ask", help="ask ChatGPT and/or Gemini from the terminal (progress on stderr)",
                        description="Ask through the browser, as the MCP tools do, and print the answer on stdout.")
     _common(a)
-    a.add_argument("--provider", choices=["chatgpt", "gemini", "both"], default="both")
+    a.add_argument("--provider", choices=["chatgpt", "gemini", "both"], default="both",
+                   help="which site to ask (default: both, in parallel)")
     a.add_argument("--new-chat", action="store_true", help="start a fresh conversation")
-    a.add_argument("--timeout", type=float, help="seconds to wait for an answer (default: the response_timeout_s "
-                   "setting, 480)")
+    a.add_argument("--timeout", type=_seconds, help="seconds the whole ask may take, retries included (default: the "
+                   "response_timeout_s setting, 480)")
     a.add_argument("--json", action="store_true", help="print the structured result as JSON")
     a.add_argument("question", help="the question (use - to read it from stdin)")
 
@@ -85,7 +102,9 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("-c", dest="commands", action="append", default=[], metavar="CODE",
                    help="run this code and exit instead of the interactive REPL (repeatable)")
 
-    sub.add_parser("extension-path", help="print the folder of the Chrome extension to 'Load unpacked'")
+    sub.add_parser("extension-path", help="print the folder of the Chrome extension to 'Load unpacked'",
+                   description="Print the folder of the bundled Chrome extension. In chrome://extensions turn on "
+                   "Developer mode, choose 'Load unpacked' and pick this folder.")
     return p
 
 
@@ -94,10 +113,15 @@ CONFIG_KEYS = ("state_dir", "log_level", "discovery_port", "browser", "browser_p
 
 
 def _config(args: argparse.Namespace) -> Any:
-    from . import config as cfg
+    from .. import config as cfg
 
     cli = {k: getattr(args, k, None) for k in CONFIG_KEYS}
-    return cfg.load(cli, config_file=getattr(args, "config", None))
+    explicit: Path | None = getattr(args, "config", None)
+    if explicit is not None and not explicit.is_file():
+        from ..errors import ConfigError
+
+        raise ConfigError(f"option --config: {explicit} does not exist (or is not a file)")
+    return cfg.load(cli, config_file=explicit)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,12 +130,12 @@ def main(argv: list[str] | None = None) -> int:
         parser().print_help(sys.stderr)
         return 2
     if args.command == "extension-path":
-        from .paths import extension_path
+        from ..paths import extension_path
 
         print(extension_path())
         return 0
 
-    from .errors import ConfigError
+    from ..errors import ConfigError
 
     try:
         config = _config(args)
@@ -126,14 +150,14 @@ def main(argv: list[str] | None = None) -> int:
 
     import trio
 
-    from . import logs
+    from .. import logs
 
     level = config.log_level
     if args.command in ("doctor", "ask") and args.log_level is None and "AI_BRIDGE_LOG_LEVEL" not in os.environ:
         level = "warning"  # their own output is the report; the log file still gets what passes this level
     logs.setup(level, config.log_file, verbose=args.verbose)
     if args.command == "serve":
-        from .app import serve
+        from .serve import serve
 
         return trio.run(serve, config)
     if args.command == "doctor":

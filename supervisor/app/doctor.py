@@ -13,9 +13,14 @@ from collections.abc import Awaitable, Callable, Iterator
 import attrs
 import trio
 
-from .app import serve
-from .config import Config
-from .errors import BridgeError
+from actors.browser import browser_version, find_browser
+from actors.protocol.browser import BROWSER, EnsureBrowser
+from actors.protocol.discovery import DISCOVERY, DiscoveryPort
+from actors.protocol.relay import RELAY, ExtCommand
+
+from ..config import PORT_RANGE, Config
+from ..errors import BridgeError
+from . import open_bridge
 
 
 @attrs.define
@@ -28,9 +33,6 @@ class Check:
 
 
 async def doctor_main(config: Config) -> int:
-    from actors.browser import browser_version, find_browser
-    from actors.messages import DiscoveryPort, EnsureBrowser, ExtCommand
-
     config = attrs.evolve(config, browser="launch", headless=True, isolated=True)
     checks: list[Check] = []
 
@@ -57,12 +59,8 @@ async def doctor_main(config: Config) -> int:
         return report(checks)
     config = attrs.evolve(config, browser_path=path[0])
 
-    stop = trio.Event()
-    async with trio.open_nursery() as nursery:
-        runtime = await nursery.start(lambda task_status: serve(config, with_front=False, stop=stop,
-                                                                task_status=task_status))
-        reg = runtime.registry
-        port = await reg.ref("discovery").call(DiscoveryPort(), timeout=5)
+    async with open_bridge(config) as bridge:
+        port = await bridge.ref(DISCOVERY).call(DiscoveryPort(), timeout=5)
 
         async def discovery_guarded() -> str:
             def probe(origin: str | None) -> int:
@@ -81,17 +79,17 @@ async def doctor_main(config: Config) -> int:
             assert own == 200 and web == 403, f"own request {own}, web origin {web}"
             return f"http://127.0.0.1:{port}: local 200, web origin 403"
 
-        await step("discovery (loopback, web origins refused)", "another program may hold ports 8766-8775",
-                   discovery_guarded)
+        await step("discovery (loopback, web origins refused)",
+                   f"another program may hold the discovery ports {PORT_RANGE}", discovery_guarded)
 
         async def extension_connected() -> str:
-            await reg.ref("browser").call(EnsureBrowser(timeout_s=20), timeout=30)
+            await bridge.ref(BROWSER).call(EnsureBrowser(timeout_s=20), timeout=30)
             return "connected"
 
         ok = await step("browser launched, extension connected",
                         "see <state-dir>/browser.log; a branded Chrome >= 137 needs the extension loaded by hand",
                         extension_connected)
-        relay = reg.ref("relay")
+        relay = bridge.ref(RELAY)
         if ok:
             async def roundtrip() -> str:
                 samples = []
@@ -107,13 +105,16 @@ async def doctor_main(config: Config) -> int:
             async def attach_selftest() -> str:
                 created = await relay.call(ExtCommand("tabs.create", {
                     "url": f"http://127.0.0.1:{port}/selftest", "newWindow": True}, 30), timeout=40)
-                tab = created["tab"]["tabId"]
+                tab_info = created.get("tab")
+                assert isinstance(tab_info, dict) and isinstance(tab_info.get("tabId"), int), "tabs.create: no tab"
+                tab = tab_info["tabId"]
                 try:
                     await relay.call(ExtCommand("debugger.attach", {"tabId": tab}), timeout=15)
                     got = await relay.call(ExtCommand("cdp.send", {"tabId": tab, "method": "Runtime.evaluate",
                                                                    "params": {"expression": "document.title",
                                                                               "returnByValue": True}}), timeout=15)
-                    title = got["result"]["value"]
+                    result = got.get("result")
+                    title = result.get("value") if isinstance(result, dict) else None
                     assert title == "ai-bridge self-test", f"unexpected page title {title!r}"
                     await relay.call(ExtCommand("cdp.send", {"tabId": tab, "method": "Runtime.evaluate", "params": {
                         "expression": "document.getElementById('probe').focus()"}}), timeout=15)
@@ -122,14 +123,15 @@ async def doctor_main(config: Config) -> int:
                     got = await relay.call(ExtCommand("cdp.send", {"tabId": tab, "method": "Runtime.evaluate",
                                                                    "params": {"expression": "probe.value",
                                                                               "returnByValue": True}}), timeout=15)
-                    assert got["result"]["value"] == "ai-bridge ✓", "typed text did not arrive"
+                    result = got.get("result")
+                    value = result.get("value") if isinstance(result, dict) else None
+                    assert value == "ai-bridge ✓", "typed text did not arrive"
                 finally:
                     await relay.call(ExtCommand("tabs.close", {"tabId": tab}), timeout=10)
                 return "attached, evaluated, typed"
 
             await step("debugger attach on the self-test page", "check chrome://extensions for errors",
                        attach_selftest)
-        stop.set()
     return report(checks)
 
 

@@ -2,12 +2,17 @@
 
 A `Supervisor` starts its children in order (each counts as started only once it calls `task_status.started()`),
 watches them, and when one ends applies its restart type (permanent / transient / temporary) and the supervisor's
-strategy (one_for_one / one_for_all / rest_for_one). Restarts are counted per supervisor within a sliding period;
-exceeding the intensity stops every child (in reverse order) and raises `SupervisorEscalation` to the parent —
-which, if the parent is a supervisor too, sees an ordinary child failure.
+strategy (one_for_one / one_for_all / rest_for_one). Restarts are counted per supervisor within a sliding period; a
+child that fails to start again counts as one more restart, and the group it belongs to is tried again. Exceeding the
+intensity stops every child (in reverse order) and then, as OTP does, escalates (`SupervisorEscalation` to the
+parent, which sees an ordinary child failure) — or, with ``on_intensity=CONTAIN``, keeps the failure inside: the
+branch stays down (callers get `ActorDown` naming the last error) and is started afresh after ``revive_after``.
+
+A child may be *significant* (OTP 24): with ``auto_shutdown=ANY_SIGNIFICANT`` the supervisor shuts down gracefully
+when such a child ends for good — how the MCP front's end (stdin closed) ends the process.
 
 Stopping a child follows OTP's shutdown protocol: ask (``ctx.stop_requested``), wait up to its shutdown timeout,
-then cancel.
+then cancel. Knows no actor: the tree is built by the application (`supervisor.app`).
 """
 
 from __future__ import annotations
@@ -18,14 +23,13 @@ import functools
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
 
 import attrs
 import trio
 
-from .errors import SupervisorEscalation
-from .runtime import ActorContext, Mailbox, Registry, receive_unless
+from ..errors import SupervisorEscalation
+from .messaging import ActorContext, Mailbox, Message, Registry, _describe, receive_unless
 
 log = logging.getLogger("ai_bridge.supervisor")
 
@@ -42,28 +46,49 @@ class Strategy(enum.Enum):
     REST_FOR_ONE = "rest_for_one"
 
 
+class AutoShutdown(enum.Enum):
+    NEVER = "never"
+    ANY_SIGNIFICANT = "any_significant"  # a significant child ending for good shuts the supervisor down
+    ALL_SIGNIFICANT = "all_significant"
+
+
+class OnIntensity(enum.Enum):
+    ESCALATE = "escalate"  # OTP: stop the children and fail to the parent
+    CONTAIN = "contain"  # stop the children, stay down for `revive_after`, then start afresh
+
+
 class ChildState(enum.Enum):
     STARTING = "starting"
     RUNNING = "running"
     STOPPING = "stopping"
     RESTARTING = "restarting"
     STOPPED = "stopped"
+    DOWN = "down"  # a contained branch that gave up, waiting to be revived
 
 
+# ``async def run(ctx, *, task_status)``, extra keyword arguments bound by `child`. The one place the inbox type is
+# erased: the supervisor hands each actor a context for its own closed message set without knowing that set.
 StartFn = Callable[..., Awaitable[None]]
 
 
 @attrs.frozen
 class ChildSpec:
-    """How to run one child. `start` is ``async def run(ctx, *, task_status)`` (extra kwargs via functools.partial)."""
+    """How to run one child. `start` is ``async def run(ctx, *, task_status)`` (extra kwargs via `child`)."""
 
     id: str
-    start: StartFn
+    start: StartFn | None
     restart: Restart = Restart.PERMANENT
     shutdown: float = 5.0  # seconds between the stop request and cancellation
     mailbox_size: int = 64
+    significant: bool = False  # see AutoShutdown; only transient or temporary children may be significant
     # A nested supervisor is also a child; it gets no mailbox of its own.
     supervisor: SupervisorSpec | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.significant and self.restart is Restart.PERMANENT:
+            raise ValueError(f"{self.id}: a significant child must be transient or temporary (OTP)")
+        if (self.start is None) == (self.supervisor is None):
+            raise ValueError(f"{self.id}: give either a start function or a nested supervisor")
 
 
 @attrs.frozen
@@ -75,13 +100,12 @@ class SupervisorSpec:
     period: float = 5.0
     backoff: float = 0.0  # first restart delay; doubles per consecutive restart of the same child, capped below
     backoff_max: float = 5.0
+    auto_shutdown: AutoShutdown = AutoShutdown.NEVER
+    on_intensity: OnIntensity = OnIntensity.ESCALATE
+    revive_after: float = 30.0  # CONTAIN: how long the branch stays down before it is started afresh
 
     def as_child(self, *, restart: Restart = Restart.PERMANENT, shutdown: float = 10.0) -> ChildSpec:
-        return ChildSpec(id=self.id, start=_run_nested, restart=restart, shutdown=shutdown, supervisor=self)
-
-
-async def _run_nested(ctx: ActorContext, *, task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED) -> None:
-    raise AssertionError("nested supervisors are started by their parent directly")  # pragma: no cover
+        return ChildSpec(id=self.id, start=None, restart=restart, shutdown=shutdown, supervisor=self)
 
 
 _NORMAL = object()  # exit marker for a child that returned
@@ -94,40 +118,73 @@ class _RestartRequest:
     done: trio.Event = attrs.field(factory=trio.Event)
 
 
+@attrs.frozen
+class HeldRequest:
+    message: str
+    attempt: int
+    waiting_s: float
+
+
+@attrs.frozen
+class ChildInfo:
+    """One node of the live tree (console `tree()`, `bridge_status`)."""
+
+    id: str
+    state: ChildState
+    restart: Restart
+    restarts: int
+    last_error: str | None
+    inbox_depth: int | None
+    current: tuple[HeldRequest, ...]
+    strategy: Strategy | None = None
+    children: tuple[ChildInfo, ...] = ()
+
+    def as_json(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "id": self.id, "state": self.state.value, "restart": self.restart.value, "restarts": self.restarts,
+            "lastError": self.last_error, "inboxDepth": self.inbox_depth,
+            "current": [{"message": h.message, "attempt": h.attempt, "waitingS": h.waiting_s} for h in self.current],
+        }
+        if self.strategy is not None:
+            out["strategy"] = self.strategy.value
+            out["children"] = [c.as_json() for c in self.children]
+        return out
+
+
 @attrs.define(eq=False)
 class Child:
     spec: ChildSpec
-    mailbox: Mailbox | None
+    mailbox: Mailbox[Message] | None
     state: ChildState = ChildState.STOPPED
     restarts: int = 0
     consecutive: int = 0
     last_error: str | None = None
-    started_at: float | None = None
     scope: trio.CancelScope | None = None
     stop_requested: trio.Event = attrs.field(factory=trio.Event)
     finished: trio.Event = attrs.field(factory=trio.Event)
     nested: Supervisor | None = None
-    ctx: ActorContext | None = None
+    ctx: ActorContext[Message] | None = None
 
-    def info(self) -> dict[str, Any]:
-        current = []
+    def info(self) -> ChildInfo:
+        held: tuple[HeldRequest, ...] = ()
         if self.mailbox is not None:
-            for env in self.mailbox.current():
-                current.append({"message": type(env.message).__name__, "attempt": env.attempt,
-                                "waitingS": round(trio.current_time() - env.enqueued_at, 3)})
-        out: dict[str, Any] = {
-            "id": self.spec.id,
-            "state": self.state.value,
-            "restart": self.spec.restart.value,
-            "restarts": self.restarts,
-            "lastError": self.last_error,
-            "inboxDepth": self.mailbox.depth if self.mailbox is not None else None,
-            "current": current,
-        }
+            now = trio.current_time()
+            held = tuple(HeldRequest(type(env.message).__name__, env.attempt, round(now - env.enqueued_at, 3))
+                         for env in self.mailbox.current())
+        nested = self.nested
+        return ChildInfo(
+            id=self.spec.id, state=self.state, restart=self.spec.restart, restarts=self.restarts,
+            last_error=self.last_error, inbox_depth=self.mailbox.depth if self.mailbox is not None else None,
+            current=held, strategy=nested.spec.strategy if nested is not None else None,
+            children=tuple(c.info() for c in nested.children) if nested is not None else (),
+        )
+
+    def mailboxes(self) -> Iterable[Mailbox[Message]]:
+        if self.mailbox is not None:
+            yield self.mailbox
         if self.nested is not None:
-            out["strategy"] = self.nested.spec.strategy.value
-            out["children"] = [c.info() for c in self.nested.children]
-        return out
+            for c in self.nested.children:
+                yield from c.mailboxes()
 
 
 class Supervisor:
@@ -137,7 +194,7 @@ class Supervisor:
         self.children: list[Child] = []
         for cs in spec.children:
             if cs.supervisor is None:
-                mailbox = Mailbox(cs.id, cs.mailbox_size)
+                mailbox: Mailbox[Message] = Mailbox(cs.id, cs.mailbox_size)
                 registry.register(mailbox)
                 self.children.append(Child(cs, mailbox))
             else:
@@ -156,23 +213,17 @@ class Supervisor:
                 return c
         raise KeyError(child_id)
 
-    def tree(self) -> dict[str, Any]:
-        return {"id": self.spec.id, "strategy": self.spec.strategy.value, "children": [c.info() for c in self.children]}
+    def tree(self) -> ChildInfo:
+        return ChildInfo(id=self.spec.id, state=ChildState.RUNNING, restart=Restart.PERMANENT, restarts=0,
+                         last_error=None, inbox_depth=None, current=(), strategy=self.spec.strategy,
+                         children=tuple(c.info() for c in self.children))
 
-    def find(self, child_id: str) -> Child | None:
-        """Depth-first search for a child id anywhere below this supervisor."""
+    def find(self, child_id: str) -> tuple[Supervisor, Child] | None:
+        """Depth-first search for a child id anywhere below this supervisor: (its supervisor, the child)."""
         for c in self.children:
             if c.spec.id == child_id:
-                return c
+                return self, c
             if c.nested is not None and (found := c.nested.find(child_id)) is not None:
-                return found
-        return None
-
-    def parent_of(self, child_id: str) -> Supervisor | None:
-        for c in self.children:
-            if c.spec.id == child_id:
-                return self
-            if c.nested is not None and (found := c.nested.parent_of(child_id)) is not None:
                 return found
         return None
 
@@ -236,11 +287,13 @@ class Supervisor:
                     log.warning("%s/%s: restart requested", self.spec.id, child.spec.id)
                     child.last_error = "restarted on request"
                     await self._stop(child, restarting=True)
-                    await self._apply_strategy(child, None)
+                    escalation = await self._restart_group(child, None, counted=False)
+                    if escalation is not None:
+                        return escalation
                 result.done.set()
                 continue
             abnormal = result is not _NORMAL
-            child.last_error = _describe(result) if abnormal else child.last_error
+            child.last_error = _describe(_as_exc(result)) if abnormal else child.last_error
             restart = child.spec.restart is Restart.PERMANENT or (
                 child.spec.restart is Restart.TRANSIENT and abnormal
             )
@@ -254,59 +307,123 @@ class Supervisor:
                 if child.mailbox is not None:
                     child.mailbox.settle_after_exit(restarting=False, error=_as_exc(result))
                     child.mailbox.close_down()
+                if child.spec.significant and self._auto_shutdown_due():
+                    log.info("%s: significant child %s ended; shutting down", self.spec.id, child.spec.id)
+                    return None
                 continue
-            try:
-                self._count_restart(child)
-            except SupervisorEscalation as exc:
-                log.error("%s", exc)
-                return exc
-            await self._apply_strategy(child, _as_exc(result))
+            escalation = await self._restart_group(child, _as_exc(result), counted=True)
+            if escalation is not None:
+                return escalation
 
-    def _count_restart(self, child: Child) -> None:
+    def _auto_shutdown_due(self) -> bool:
+        significant = [c for c in self.children if c.spec.significant]
+        if self.spec.auto_shutdown is AutoShutdown.ANY_SIGNIFICANT:
+            return True
+        if self.spec.auto_shutdown is AutoShutdown.ALL_SIGNIFICANT:
+            return all(c.state is ChildState.STOPPED for c in significant)
+        return False
+
+    def _count_restart(self, child: Child) -> SupervisorEscalation | None:
         # trio's clock, so MockClock/autojump tests of restart intensity are deterministic.
         now = trio.current_time()
         self._restart_times.append(now)
         while self._restart_times and self._restart_times[0] <= now - self.spec.period:
             self._restart_times.popleft()
         if len(self._restart_times) > self.spec.max_restarts:
-            if child.mailbox is not None:
-                child.mailbox.settle_after_exit(restarting=False, error=None)
-            child.state = ChildState.STOPPED
-            raise SupervisorEscalation(
+            return SupervisorEscalation(
                 f"supervisor {self.spec.id!r}: {len(self._restart_times)} restarts within {self.spec.period:g}s "
                 f"(limit {self.spec.max_restarts}); last failure in {child.spec.id!r}: {child.last_error}"
             )
+        return None
 
-    async def _apply_strategy(self, failed: Child, error: BaseException | None) -> None:
+    def _group(self, failed: Child) -> list[Child]:
         idx = self.children.index(failed)
         if self.spec.strategy is Strategy.ONE_FOR_ONE:
-            group = [failed]
-        elif self.spec.strategy is Strategy.ONE_FOR_ALL:
-            group = list(self.children)
-        else:
-            group = self.children[idx:]
-        # The failed child's held requests go back to its inbox before anything restarts.
-        failed.state = ChildState.RESTARTING
+            return [failed]
+        if self.spec.strategy is Strategy.ONE_FOR_ALL:
+            return list(self.children)
+        return self.children[idx:]
+
+    async def _restart_group(self, failed: Child, error: BaseException | None, *,
+                             counted: bool) -> SupervisorEscalation | None:
+        """Apply the strategy to a child that ended. A member that fails to start again is one more failure: it
+        counts against the intensity and its group is tried again, until it runs or the limit is reached."""
+        while True:
+            if counted and (escalation := self._count_restart(failed)) is not None:
+                await self._give_up(failed, error)
+                if self.spec.on_intensity is OnIntensity.ESCALATE:
+                    log.error("%s", escalation)
+                    return escalation
+                await self._contain(escalation)
+                return None
+            counted = True
+            group = self._group(failed)
+            # The failed child's held requests go back to its inbox before anything restarts.
+            failed.state = ChildState.RESTARTING
+            if failed.mailbox is not None:
+                failed.mailbox.settle_after_exit(restarting=True, error=error)
+            others = [c for c in group if c is not failed and c.state in (ChildState.RUNNING, ChildState.STARTING)]
+            await self._stop_all(reversed(others), restarting=True)
+            delay = self._backoff(failed)
+            if delay > 0:
+                await trio.sleep(delay)
+            retry: tuple[Child, BaseException] | None = None
+            for child in group:
+                if child is not failed and child not in others and child.state is not ChildState.RESTARTING:
+                    continue  # already stopped for good (e.g. a temporary child that finished)
+                if child.spec.restart is Restart.TEMPORARY and child is not failed:
+                    # OTP: a temporary child is not restarted by a sibling's failure; it is gone for good.
+                    child.state = ChildState.STOPPED
+                    if child.mailbox is not None:
+                        child.mailbox.close_down()
+                    continue
+                child.restarts += 1
+                try:
+                    await self._start(child)
+                except Exception as exc:
+                    retry = (child, exc)
+                    break
+            if retry is None:
+                return None
+            failed, error = retry
+            failed.consecutive += 1
+            # Members after it in the group never started: they wait for the next round, not forever.
+            for child in group[group.index(failed) + 1:]:
+                if child.state is ChildState.STOPPED and child.spec.restart is not Restart.TEMPORARY:
+                    child.state = ChildState.RESTARTING
+
+    async def _give_up(self, failed: Child, error: BaseException | None) -> None:
         if failed.mailbox is not None:
-            failed.mailbox.settle_after_exit(restarting=True, error=error)
-        others = [c for c in group if c is not failed and c.state in (ChildState.RUNNING, ChildState.STARTING)]
-        await self._stop_all(reversed(others), restarting=True)
-        delay = self._backoff(failed)
-        if delay > 0:
-            await trio.sleep(delay)
-        for child in group:
-            if child is not failed and child not in others:
-                continue  # already stopped for good (e.g. a temporary child that finished)
-            if child.spec.restart is Restart.TEMPORARY and child is not failed:
-                child.state = ChildState.STOPPED  # OTP: a temporary child is not restarted by a sibling's failure
-                continue
-            child.restarts += 1
+            failed.mailbox.settle_after_exit(restarting=False, error=error)
+        failed.state = ChildState.STOPPED
+        for child in self.children:
+            if child.state is ChildState.RESTARTING:
+                child.state = ChildState.STOPPED
+
+    async def _contain(self, escalation: SupervisorEscalation) -> None:
+        """Intensity reached under CONTAIN: stop everything, stay down (callers fail fast with the reason), then
+        start afresh after `revive_after` — unless a shutdown comes first."""
+        log.error("%s; staying down for %.0f s", escalation, self.spec.revive_after)
+        await self._stop_all(reversed(self.children))
+        reason = f" (gave up after repeated crashes: {escalation.message}; retrying in {self.spec.revive_after:g}s)"
+        for child in self.children:
+            child.state = ChildState.DOWN
+            for box in child.mailboxes():
+                box.close_down(reason)
+        with trio.move_on_after(self.spec.revive_after):
+            await self._shutdown.wait()
+        if self._shutdown.is_set():
+            return
+        log.warning("%s: starting afresh after giving up", self.spec.id)
+        self._restart_times.clear()
+        for child in self.children:
+            child.consecutive = 0
             try:
                 await self._start(child)
             except Exception as exc:
-                # A failed restart is one more failure of that child: it counts against the intensity.
-                child.state = ChildState.RESTARTING
-                self._exits_send.send_nowait((child, exc, False))
+                self._exits_send.send_nowait((child, exc, False))  # counted like any failed start
+                for later in self.children[self.children.index(child) + 1:]:
+                    later.state = ChildState.RESTARTING
                 return
 
     def _backoff(self, child: Child) -> float:
@@ -322,8 +439,8 @@ class Supervisor:
         child.state = ChildState.STARTING
         child.stop_requested = trio.Event()
         child.finished = trio.Event()
-        if child.mailbox is not None:
-            child.mailbox.reopen()
+        for box in child.mailboxes():
+            box.reopen()
         try:
             await self._nursery.start(self._run_child, child)
         except Exception as exc:
@@ -332,13 +449,12 @@ class Supervisor:
             log.error("%s/%s failed to start: %s", self.spec.id, child.spec.id, child.last_error)
             raise
         child.state = ChildState.RUNNING
-        child.started_at = trio.current_time()
 
     async def _run_child(self, child: Child, *, task_status: trio.TaskStatus[None]) -> None:
         started = False
 
         class _Status:
-            def started(self, value: Any = None) -> None:
+            def started(self, value: object = None) -> None:
                 nonlocal started
                 started = True
                 task_status.started()
@@ -362,7 +478,7 @@ class Supervisor:
                             await nested.run(task_status=_Status())
                             watch.cancel_scope.cancel()
                     else:
-                        assert child.mailbox is not None
+                        assert child.mailbox is not None and child.spec.start is not None
                         ctx = ActorContext(child.spec.id, child.mailbox, self.registry, child.stop_requested,
                                            restarts=child.restarts)
                         child.ctx = ctx
@@ -382,7 +498,7 @@ class Supervisor:
             if started:
                 self._exits_send.send_nowait((child, result, expected))
 
-    async def _stop_all(self, children: Any, *, restarting: bool = False) -> None:
+    async def _stop_all(self, children: Iterable[Child], *, restarting: bool = False) -> None:
         for child in children:
             await self._stop(child, restarting=restarting)
 
@@ -410,17 +526,10 @@ def _as_exc(result: object) -> BaseException | None:
     return result if isinstance(result, BaseException) else None
 
 
-def _describe(result: object) -> str:
-    while isinstance(result, BaseExceptionGroup) and len(result.exceptions) == 1:
-        result = result.exceptions[0]  # an actor's nursery wraps its one real error
-    if isinstance(result, BaseException):
-        return f"{type(result).__name__}: {result}"
-    return str(result)
-
-
 @attrs.define
-class Runtime:
-    """The root of the actor system: a registry plus the root supervisor, for introspection and fault injection."""
+class ActorSystem:
+    """The root of an actor system: the registry plus the root supervisor, for introspection and operator
+    restarts. ``faults_allowed`` arms the fault kit (`supervisor.otp.faults`); without it faults cannot fire."""
 
     registry: Registry = attrs.field(factory=Registry)
     root: Supervisor | None = None
@@ -432,26 +541,30 @@ class Runtime:
         self.root = Supervisor(spec, self.registry)
         await self.root.run(task_status=task_status)
 
-    def tree(self) -> dict[str, Any]:
-        return self.root.tree() if self.root is not None else {}
+    def tree(self) -> ChildInfo | None:
+        return self.root.tree() if self.root is not None else None
 
     def find(self, child_id: str) -> Child | None:
-        return self.root.find(child_id) if self.root is not None else None
+        found = self.root.find(child_id) if self.root is not None else None
+        return found[1] if found is not None else None
 
-    async def restart(self, child_id: str, *, timeout: float = 15.0) -> dict[str, Any]:
+    async def restart(self, child_id: str, *, timeout: float = 15.0) -> ChildInfo:
         """Restart one actor (or nested supervisor) by id, the way its supervisor's strategy says; returns its
         info once it runs again."""
-        parent = self.root.parent_of(child_id) if self.root is not None else None
-        if parent is None:
+        found = self.root.find(child_id) if self.root is not None else None
+        if found is None:
             raise KeyError(f"no actor named {child_id!r}")
+        parent, child = found
         done = parent.request_restart(child_id)
         with trio.fail_after(timeout):
             await done.wait()
-        return parent.child(child_id).info()
+        return child.info()
 
 
-def child(id: str, start: StartFn, /, *, restart: Restart = Restart.PERMANENT, shutdown: float = 5.0,
-          mailbox_size: int = 64, **kwargs: Any) -> ChildSpec:
-    """Convenience: a ChildSpec whose start function gets `kwargs` bound."""
+def child(id: str, start: StartFn, /, *, restart: Restart = Restart.PERMANENT,
+          shutdown: float = 5.0, mailbox_size: int = 64, significant: bool = False,
+          **kwargs: object) -> ChildSpec:
+    """A ChildSpec whose start function gets `kwargs` bound (``child("relay", relay.run, port=0)``)."""
     fn = functools.partial(start, **kwargs) if kwargs else start
-    return ChildSpec(id=id, start=fn, restart=restart, shutdown=shutdown, mailbox_size=mailbox_size)
+    return ChildSpec(id=id, start=fn, restart=restart, shutdown=shutdown, mailbox_size=mailbox_size,
+                     significant=significant)

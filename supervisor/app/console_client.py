@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .paths import server_records
+from ..paths import server_records
 
 HISTORY_FILE = "console_history"
 HISTORY_LENGTH = 2000

@@ -1,0 +1,202 @@
+"""MCP's stdio transport, our side of it: stdin lines checked before the SDK sees them, and one writer for stdout.
+
+- Stdin is read by our own line iterator over a dup of fd 0 in an abandonable worker thread: the SDK's default
+  reader blocks in a thread that cannot be abandoned, so cancelling the server while stdin is still open would hang
+  (NOTES.md, "stdin pitfall").
+- Every line must be one JSON-RPC 2.0 message. A line that is not JSON gets ``-32700``; one that is JSON but not a
+  valid message (``"jsonrpc": "1.0"``, array params, a batch, no method) gets ``-32600``, with its ``id`` when one
+  can be read. Either way the client is never left waiting, and the SDK only sees valid messages.
+- A line may hold at most `MAX_LINE` bytes (documented in docs/install.md); a longer one is read through to its end
+  (never buffered whole) and answered with ``-32600``.
+- stdout belongs to JSON-RPC: every line goes through `StdoutWriter`, one lock for all writers.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import trio
+
+import supervisor
+
+log = logging.getLogger("ai_bridge.mcp_front")
+
+MAX_LINE = 8 * 1024 * 1024  # bytes in one JSON-RPC line; questions are capped far below this
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+
+
+class StdoutWriter:
+    """The SDK's stdout: a private dup of fd 1, one lock for every line, and the SDK's own reply to an
+    initialize we already answered dropped (compared with ours first: they must agree)."""
+
+    def __init__(self, fd: int = 1) -> None:
+        self._stream = trio.lowlevel.FdStream(os.dup(fd))
+        self._lock = trio.Lock()
+        self._buf = ""
+        self.suppress: dict[object, dict[str, object]] = {}  # JSON-RPC id -> the reply we sent early
+
+    async def write(self, text: str) -> None:
+        self._buf += text
+        while "\n" in self._buf:
+            line, self._buf = self._buf.split("\n", 1)
+            await self._emit(line)
+
+    async def flush(self) -> None:
+        pass  # every complete line is written at once
+
+    async def _emit(self, line: str) -> None:
+        if self.suppress:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                msg = None
+            if isinstance(msg, dict) and "method" not in msg and msg.get("id") in self.suppress:
+                ours = self.suppress.pop(msg["id"])
+                if msg.get("result") != ours.get("result"):
+                    log.warning("early initialize reply differed from the SDK's: ours %s, SDK %s",
+                                ours.get("result"), msg.get("result"))
+                return
+        await self.send_line(line)
+
+    async def send_line(self, line: str) -> None:
+        async with self._lock:
+            await self._stream.send_all((line + "\n").encode("utf-8"))
+
+    async def send_error(self, request_id: object, code: int, message: str) -> None:
+        reply = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+        await self.send_line(json.dumps(reply, separators=(",", ":")))
+
+
+def check_message(line: str) -> tuple[object, int, str] | None:
+    """None for a valid JSON-RPC 2.0 message; else (id, error code, message) to reply with."""
+    try:
+        msg = json.loads(line)
+    except RecursionError:
+        return None, PARSE_ERROR, "Parse error: nested too deeply"
+    except ValueError as exc:
+        return None, PARSE_ERROR, f"Parse error: {exc}"
+    if isinstance(msg, list):
+        return None, INVALID_REQUEST, "Invalid Request: batches are not supported"
+    if not isinstance(msg, dict):
+        return None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object"
+    raw_id = msg.get("id")
+    rid = raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
+    if msg.get("jsonrpc") != "2.0":
+        return rid, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"'
+    if "id" in msg and rid is None:
+        return None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer"
+    if "method" in msg:
+        if not isinstance(msg["method"], str):
+            return rid, INVALID_REQUEST, "Invalid Request: method must be a string"
+        if "params" in msg and not isinstance(msg["params"], dict):
+            return rid, INVALID_REQUEST, "Invalid Request: params must be an object"
+        return None
+    if "id" in msg and ("result" in msg or "error" in msg):
+        return None  # a response to one of our requests
+    return rid, INVALID_REQUEST, "Invalid Request: neither a request, a notification nor a response"
+
+
+class StdinLines:
+    """Async iterator of valid JSON-RPC lines from a private dup of fd 0; every read can be abandoned on cancel.
+    Invalid lines are answered on `stdout` and skipped."""
+
+    def __init__(self, stdout: StdoutWriter, fd: int = 0) -> None:
+        self._file = io.open(os.dup(fd), "rb", buffering=65536, closefd=True)  # noqa: UP020 - explicit fd open
+        self._stdout = stdout
+
+    def __aiter__(self) -> StdinLines:
+        return self
+
+    def _readline(self) -> bytes | None:
+        """One line, or None for a line over MAX_LINE (read through to its newline, not kept)."""
+        line = self._file.readline(MAX_LINE + 1)
+        if len(line) <= MAX_LINE or line.endswith(b"\n"):
+            return line
+        while True:
+            rest = self._file.readline(1 << 20)
+            if not rest or rest.endswith(b"\n"):
+                return None
+
+    async def __anext__(self) -> str:
+        while True:
+            raw = await trio.to_thread.run_sync(self._readline, abandon_on_cancel=True)
+            if raw is None:
+                log.warning("a JSON-RPC line over %d bytes was refused", MAX_LINE)
+                await self._stdout.send_error(None, INVALID_REQUEST,
+                                              f"Invalid Request: line longer than {MAX_LINE} bytes")
+                continue
+            if not raw:
+                raise StopAsyncIteration
+            line = raw.decode("utf-8", errors="replace")
+            if not line.strip():
+                continue
+            problem = check_message(line)
+            if problem is None:
+                return line
+            rid, code, message = problem
+            log.info("refused a JSON-RPC line: %s", message)
+            await self._stdout.send_error(rid, code, message)
+
+
+class Replay:
+    """Lines already read (the early-answered initialize) first, then the rest of stdin."""
+
+    def __init__(self, first: list[str], rest: StdinLines) -> None:
+        self._first = list(first)
+        self._rest = rest
+
+    def __aiter__(self) -> Replay:
+        return self
+
+    async def __anext__(self) -> str:
+        if self._first:
+            return self._first.pop(0)
+        return await self._rest.__anext__()
+
+
+def handshake_versions() -> tuple[str, ...]:
+    """The SDK's own table of handshake protocol versions, read without importing the SDK (its import costs
+    over a second and this is needed before it finishes)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("mcp_types")
+    if spec is None or not spec.submodule_search_locations:
+        return ()
+    path = Path(next(iter(spec.submodule_search_locations))) / "version.py"
+    module_spec = importlib.util.spec_from_file_location("_ai_bridge_mcp_versions", path)
+    if module_spec is None or module_spec.loader is None:
+        return ()
+    module = importlib.util.module_from_spec(module_spec)
+    try:
+        module_spec.loader.exec_module(module)
+    except (OSError, SyntaxError, ImportError):
+        return ()
+    return tuple(getattr(module, "HANDSHAKE_PROTOCOL_VERSIONS", ()))
+
+
+def early_initialize_reply(line: str, versions: tuple[str, ...], instructions: str) -> dict[str, Any] | None:
+    """The reply to a plain ``initialize`` whose protocol version the SDK supports — exactly what the SDK answers
+    (tools capability, server info, instructions, the requested version echoed as MCP negotiation requires).
+    None for anything else: then the SDK answers when it is loaded."""
+    try:
+        msg = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(msg, dict) or msg.get("method") != "initialize" or "id" not in msg:
+        return None
+    params = msg.get("params")
+    version = params.get("protocolVersion") if isinstance(params, dict) else None
+    if version not in versions:
+        return None
+    return {"jsonrpc": "2.0", "id": msg["id"], "result": {
+        "capabilities": {"tools": {"listChanged": False}},
+        "instructions": instructions,
+        "protocolVersion": version,
+        "serverInfo": {"name": "ai-bridge", "version": supervisor.__version__},
+    }}

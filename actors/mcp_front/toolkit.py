@@ -1,0 +1,143 @@
+"""How a tool is declared: one pydantic model per tool is both its JSON Schema (``tools/list``) and its argument
+validation (``tools/call``), so the two can never disagree. Validation errors become one clear `InvalidArgument`
+line that names the argument and what it must be.
+
+Argument models are strict (no coercion: ``"3"`` is not a number), forbid unknown arguments and refuse NaN and
+±inf. Their schemas are plain JSON Schema: optional arguments without a default are left out of the schema's
+``required`` list instead of being typed ``null``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import pydantic
+from pydantic import BaseModel, ConfigDict
+
+from supervisor.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from .deps import FrontDeps, ToolCall
+
+
+class Args(BaseModel):
+    """Base of every tool's arguments."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
+
+    @classmethod
+    def tool_schema(cls) -> dict[str, Any]:
+        """The JSON Schema as clients see it."""
+        return _schema_of(cls)
+
+
+@functools.cache
+def _schema_of(cls: type[Args]) -> dict[str, Any]:
+    return _clean(cls.model_json_schema())
+
+
+def _clean(schema: dict[str, Any]) -> dict[str, Any]:
+    """Pydantic's schema minus its titles (noise in an agent's context), with ``additionalProperties: false``."""
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: walk(v) for k, v in node.items() if k != "title" or not isinstance(v, str)}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    out: dict[str, Any] = walk(schema)
+    out.setdefault("properties", {})
+    out["additionalProperties"] = False
+    return out
+
+
+@attrs.frozen
+class Annotations:
+    """MCP tool annotations (hints for the client)."""
+
+    read_only: bool
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+
+
+@attrs.frozen
+class Result:
+    """What a tool returns: text for the agent, the structured form (matching the output schema), images."""
+
+    text: str
+    structured: dict[str, Any] | None = None
+    images: tuple[str, ...] = ()  # base64 PNGs
+    is_error: bool = False
+
+
+Handler = Callable[["FrontDeps", "ToolCall", Any], Awaitable[Result]]
+
+
+@attrs.frozen
+class Tool:
+    name: str
+    description: str
+    args: type[Args]
+    handler: Handler
+    annotations: Annotations
+    output_schema: dict[str, Any] | None = None
+    title: str | None = None
+
+    def parse(self, raw: dict[str, Any]) -> Args:
+        try:
+            return self.args.model_validate(raw)
+        except pydantic.ValidationError as exc:
+            raise InvalidArgument(self._explain(exc), hint=self._accepted()) from None
+
+    def _accepted(self) -> str:
+        props = self.args.tool_schema().get("properties", {})
+        return f"Arguments of {self.name}: {', '.join(props) or 'none'}."
+
+    def _explain(self, exc: pydantic.ValidationError) -> str:
+        props = self.args.tool_schema().get("properties", {})
+        parts = []
+        for err in exc.errors(include_url=False):
+            loc = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+            name = str(err["loc"][0]) if err["loc"] else ""
+            spec = props.get(name, {})
+            parts.append(f"{self.name}: {_message(err, loc, spec)}")
+        return "; ".join(parts)
+
+
+def _message(err: Any, loc: str, spec: dict[str, Any]) -> str:
+    kind, value = err["type"], err.get("input")
+    where = f"argument {loc!r}"
+    if kind == "missing":
+        return f"missing required argument {loc!r}"
+    if kind == "extra_forbidden":
+        return f"unknown argument {loc!r}"
+    if kind in ("string_type",):
+        return f"{where} must be a string, got {type(value).__name__}"
+    if kind in ("bool_type",):
+        return f"{where} must be true or false, got {value!r:.40}"
+    if kind in ("int_type", "int_from_float"):
+        return f"{where} must be a whole number, got {value!r:.40}"
+    if kind in ("float_type", "finite_number"):
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{where} must be a finite number, got {value!r}"
+        return f"{where} must be a number, got {value!r:.40}"
+    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        lo, hi = spec.get("minimum"), spec.get("maximum")
+        if lo is not None and hi is not None:
+            return f"{where} must be between {lo:g} and {hi:g}, got {value!r:.40}"
+        return f"{where} {err['msg'].lower()}, got {value!r:.40}"
+    if kind == "string_too_short":
+        return f"{where} must not be empty"
+    if kind == "string_too_long":
+        return f"{where} is too long ({len(value)} > {spec.get('maxLength')} characters)"
+    if kind in ("literal_error", "enum"):
+        options = spec.get("enum") or []
+        return f"{where} must be one of {', '.join(map(str, options))}, got {value!r:.40}"
+    if kind == "value_error":
+        return f"{where} {err.get('ctx', {}).get('error', err['msg'])!s}"
+    return f"{where}: {err['msg']}"

@@ -1,0 +1,15 @@
+"""The MCP tool table, one module per family. Each tool is declared once (`toolkit.Tool`): name, description,
+argument model (schema and validation), annotations, handler."""
+
+from __future__ import annotations
+
+from ..toolkit import Tool
+from . import asks, inspect, jobs, status
+
+INSTRUCTIONS = (
+    "ai-bridge asks ChatGPT and Gemini through their web UIs in the user's own logged-in browser (no API keys). "
+    "Use ask_chatgpt_gemini_web for a second opinion from both; ask_chatgpt_web / ask_gemini_web for one. "
+    "bridge_status shows whether the browser extension is connected."
+)
+
+TOOLS: dict[str, Tool] = {t.name: t for t in (*status.TOOLS, *asks.TOOLS, *jobs.TOOLS, *inspect.TOOLS)}

@@ -1,0 +1,160 @@
+"""The ask tools: one provider, or both at once (one failing still returns the other), in the foreground with
+progress, or as a background job."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Annotated
+
+import trio
+from pydantic import Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
+
+from supervisor.errors import BridgeError, ErrorInfo
+
+from ...protocol.common import ProviderName
+from ...protocol.jobs import JOBS, StartJob
+from ...protocol.provider import Ask, AskPhase, AskProgress, AskResult, provider_address
+from ...protocol.session_store import MAX_PROJECT
+from ..deps import FrontDeps, ToolCall
+from ..toolkit import Annotations, Args, Result, Tool
+from .render import ask_structured, both_result
+
+MAX_QUESTION = 100_000
+
+
+class AskArgs(Args):
+    question: Annotated[str, Field(
+        min_length=1, max_length=MAX_QUESTION,
+        description="The question, as you would type it into the chat. Include the context the other model needs "
+        "(code, error messages); it cannot see your files.")]
+    new_chat: Annotated[bool, Field(
+        description="Start a fresh conversation instead of continuing this project's one.")] = False
+    # No schema default: an absent timeout_s means the server's response_timeout_s setting.
+    timeout_s: Annotated[float, Field(
+        ge=5, le=3600,
+        description="Give up after this many seconds: it bounds the whole call, retries included (default: the "
+        "server's response_timeout_s setting, 480).")] | SkipJsonSchema[None] = None
+    background: Annotated[bool, Field(
+        description="Return at once with a job_id instead of waiting; then call get_answer (it can wait, and shows "
+        "the partial answer meanwhile). Use it when your MCP client times out long calls or you want to work while "
+        "the answer forms.")] = False
+    project: Annotated[str, Field(
+        min_length=1, max_length=MAX_PROJECT,
+        description="The name this conversation is kept under (default: the server's --project, else your "
+        "client's root folder, else the server's working directory). Calls with the same project continue the "
+        "same conversation.")] | SkipJsonSchema[None] = None
+
+    @field_validator("question")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be blank")
+        return v.strip()
+
+
+async def _message(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Ask:
+    timeout_s = args.timeout_s if args.timeout_s is not None else deps.config.response_timeout_s
+    return Ask(args.question, await call.project(args.project), args.new_chat, timeout_s, uuid.uuid4().hex)
+
+
+class _ProgressPump:
+    """Actor progress (sync callback, never blocks the actor) → MCP progress notifications (async)."""
+
+    def __init__(self, call: ToolCall) -> None:
+        self.call = call
+        self.send, self.recv = trio.open_memory_channel[AskProgress](256)
+
+    def sink(self, item: object) -> None:
+        if isinstance(item, AskProgress):
+            try:
+                self.send.send_nowait(item)
+            except trio.WouldBlock:
+                pass  # progress is advisory; never block an actor on a slow client
+
+    async def run(self) -> None:
+        async for item in self.recv:
+            title = item.provider.display
+            if item.phase is AskPhase.ANSWERING:
+                tail = item.text[-300:].replace("\n", " ")
+                msg = f"{title} is answering ({item.chars} chars): …{tail}"
+            else:
+                msg = f"{title}: {item.phase.value}"
+            if not await self.call.progress(msg):
+                return
+
+
+async def _ask(deps: FrontDeps, provider: ProviderName, msg: Ask,
+               on_progress: Callable[[object], None]) -> AskResult:
+    return await deps.ctx.ref(provider_address(provider)).call(msg, timeout=msg.call_timeout_s,
+                                                               on_progress=on_progress)
+
+
+async def _start_job(deps: FrontDeps, tool: str, providers: tuple[ProviderName, ...], msg: Ask) -> Result:
+    view = await deps.ctx.ref(JOBS).call(StartJob(tool, providers, msg), timeout=10)
+    names = ", ".join(p.display for p in providers)
+    text = (f"Started background job {view.job_id} ({names}). Call get_answer with job_id {view.job_id!r} to wait "
+            "for the answer (wait_s up to 600).")
+    return Result(text=text, structured={"jobId": view.job_id, "status": view.status.value})
+
+
+def ask_one(provider: ProviderName) -> Callable[[FrontDeps, ToolCall, AskArgs], Awaitable[Result]]:
+    async def handler(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
+        msg = await _message(deps, call, args)
+        if args.background:
+            return await _start_job(deps, f"ask_{provider.value}_web", (provider,), msg)
+        pump = _ProgressPump(call)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(pump.run)
+            try:
+                r = await _ask(deps, provider, msg, pump.sink)
+            finally:
+                nursery.cancel_scope.cancel()
+        return Result(text=r.answer, structured=ask_structured(r))
+
+    return handler
+
+
+async def ask_both(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
+    msg = await _message(deps, call, args)
+    providers = tuple(ProviderName)
+    if args.background:
+        return await _start_job(deps, "ask_chatgpt_gemini_web", providers, msg)
+    pump = _ProgressPump(call)
+    results: dict[ProviderName, AskResult | ErrorInfo] = {}
+
+    async def one(provider: ProviderName) -> None:
+        try:
+            results[provider] = await _ask(deps, provider, msg, pump.sink)
+        except BridgeError as exc:
+            results[provider] = exc.info()  # one failing still returns the other's answer
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(pump.run)
+        async with trio.open_nursery() as asks:
+            for p in providers:
+                asks.start_soon(one, p)
+        nursery.cancel_scope.cancel()
+    return both_result(results)
+
+
+ASKS = Annotations(read_only=False, destructive=False, idempotent=False, open_world=True)
+
+TOOLS = (
+    Tool("ask_chatgpt_gemini_web",
+         "Ask ChatGPT and Gemini the same question at once through their web UIs (recommended for a second "
+         "opinion, design reviews, debugging help). Returns both answers; if one fails you still get the other "
+         "plus the error. Continues this project's conversations unless new_chat is true. Streams progress.",
+         AskArgs, ask_both, ASKS),
+    Tool("ask_chatgpt_web",
+         "Ask ChatGPT through chatgpt.com in the user's browser (no API key). Use when you want ChatGPT "
+         "specifically; for two opinions use ask_chatgpt_gemini_web. Continues this project's conversation "
+         "unless new_chat is true. Long answers can take minutes; progress is streamed.",
+         AskArgs, ask_one(ProviderName.CHATGPT), ASKS),
+    Tool("ask_gemini_web",
+         "Ask Gemini through gemini.google.com in the user's browser (no API key). Use when you want Gemini "
+         "specifically; for two opinions use ask_chatgpt_gemini_web. Continues this project's conversation "
+         "unless new_chat is true. Progress is streamed.",
+         AskArgs, ask_one(ProviderName.GEMINI), ASKS),
+)

@@ -1,0 +1,61 @@
+"""bridge_status: the server's health in one call."""
+
+from __future__ import annotations
+
+import os
+
+from supervisor.errors import BridgeError
+
+from ...protocol.browser import BROWSER, BrowserStatus
+from ...protocol.jobs import JOBS, ListJobs
+from ...protocol.relay import RELAY, LinkStatus
+from ...protocol.session_store import SESSION_STORE, ReadHistory
+from ..deps import FrontDeps, ToolCall, dumps, versions
+from ..toolkit import Annotations, Args, Result, Tool
+
+
+class StatusArgs(Args):
+    pass
+
+
+async def _part(deps: FrontDeps, key: str) -> object:
+    """One section of the status; a failing actor shows its error instead of failing the whole call."""
+    try:
+        if key == "extension":
+            return (await deps.ctx.ref(RELAY).call(LinkStatus(), timeout=5)).as_json()
+        if key == "browser":
+            return (await deps.ctx.ref(BROWSER).call(BrowserStatus(), timeout=5)).as_json()
+        if key == "jobs":
+            views = await deps.ctx.ref(JOBS).call(ListJobs(limit=0), timeout=5)
+            return {"running": [v.row() for v in views]}
+        records = await deps.ctx.ref(SESSION_STORE).call(ReadHistory(limit=5), timeout=60)
+        return [{"ts": r.ts, "provider": r.provider, "status": r.status, "url": r.url, "error": r.error}
+                for r in records]
+    except BridgeError as exc:
+        return {"error": f"[{exc.code}] {exc}"}
+
+
+async def bridge_status(deps: FrontDeps, call: ToolCall, args: StatusArgs) -> Result:
+    recent = await _part(deps, "recentAsks")
+    parts = {key: await _part(deps, key) for key in ("extension", "browser", "jobs")}
+    tree = deps.system.tree()
+    status: dict[str, object] = {
+        "versions": versions(),
+        "stateDir": str(deps.config.state_dir),
+        "logFile": str(deps.config.log_file),
+        "pid": os.getpid(),
+        "project": await call.project(),
+        "actors": tree.as_json() if tree is not None else {},  # taken last: the calls above may have changed it
+        "recentAsks": recent,
+        **parts,
+    }
+    return Result(text=dumps(status), structured=status)
+
+
+TOOLS = (
+    Tool("bridge_status",
+         "Show ai-bridge's health: versions, state dir, the live actor tree (state, restarts, last error, queued "
+         "requests), the browser/extension link and running background jobs. Use it when an ask fails to see what "
+         "is wrong.",
+         StatusArgs, bridge_status, Annotations(read_only=True, idempotent=True)),
+)

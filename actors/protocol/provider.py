@@ -1,0 +1,191 @@
+"""chatgpt, gemini: one provider actor per site, each owning its tab."""
+
+from __future__ import annotations
+
+import enum
+from typing import ClassVar
+
+import attrs
+
+from supervisor.otp import Address, Progress, Request
+
+from .common import ProviderName
+
+ASK_ATTEMPTS = 3  # a provider's first try plus its 2 stuck retries (seed 9.2)
+
+
+class AskPhase(enum.StrEnum):
+    QUEUED = "queued"
+    WAITING_EXTENSION = "waiting for the extension"
+    CONNECTING = "connecting"
+    TYPING = "typing"
+    SENT = "sent"
+    THINKING = "thinking"
+    ANSWERING = "answering"
+    EXTRACTING = "extracting"
+
+
+@attrs.frozen
+class AskProgress(Progress):
+    provider: ProviderName
+    phase: AskPhase
+    chars: int = 0
+    text: str = ""  # the partial answer so far (answering)
+
+
+@attrs.frozen
+class AskTimings:
+    connect_ms: int
+    wait_input_ms: int
+    input_ms: int
+    send_ms: int
+    wait_response_ms: int
+    total_ms: int
+
+    def as_json(self) -> dict[str, int]:
+        return {"connectMs": self.connect_ms, "waitInputMs": self.wait_input_ms, "inputMs": self.input_ms,
+                "sendMs": self.send_ms, "waitResponseMs": self.wait_response_ms, "totalMs": self.total_ms}
+
+
+@attrs.frozen
+class AskWarning:
+    """Something about an answer worth a second look; the answer is delivered anyway."""
+
+    code: str  # e.g. "suspicious_answer"
+    message: str
+    debug_dump: str | None = None
+
+
+@attrs.frozen
+class AskResult:
+    provider: ProviderName
+    answer: str
+    url: str
+    timings: AskTimings
+    retries: int
+    detected_at_ms: float  # wall clock when completion was detected (benchmarks)
+    completion_reason: str = ""
+    thinking: bool = False
+    warnings: tuple[AskWarning, ...] = ()
+
+
+@attrs.frozen
+class Ask(Request[AskResult]):
+    """Progress items (`AskProgress`) stream to the requester while the answer forms. `timeout_s` bounds the whole
+    ask from the moment it was sent (its envelope's `enqueued_at`): queueing, retries, reloads and waits included."""
+
+    max_attempts: ClassVar[int] = ASK_ATTEMPTS
+
+    question: str
+    project: str
+    new_chat: bool = False
+    timeout_s: float = 480.0
+    ask_id: str = ""
+
+    @property
+    def call_timeout_s(self) -> float:
+        """How long a requester waits for the reply: every attempt may use its whole timeout."""
+        return ASK_ATTEMPTS * (self.timeout_s + 120.0)
+
+
+@attrs.frozen
+class SnapshotReport:
+    provider: ProviderName
+    tab_id: int
+    url: str
+    title: str
+    ready_state: str
+    visibility: str
+    text: str
+    accessibility: tuple[str, ...]
+    watcher_state: dict[str, object] | None = None
+    screenshot_png_b64: str | None = attrs.field(default=None, repr=False)
+
+    def as_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"provider": self.provider.value, "tabId": self.tab_id, "url": self.url,
+                                  "title": self.title, "readyState": self.ready_state,
+                                  "visibility": self.visibility, "text": self.text,
+                                  "accessibility": list(self.accessibility)}
+        if self.watcher_state is not None:
+            out["watcherState"] = self.watcher_state
+        return out
+
+
+@attrs.frozen
+class Snapshot(Request[SnapshotReport]):
+    screenshot: bool = False
+    max_text: int = 4000
+    project: str | None = None  # prefer the tab the session store names for this project
+
+
+@attrs.frozen
+class DomReport:
+    provider: ProviderName
+    url: str
+    html: str
+    truncated: bool
+    chars: int
+
+
+@attrs.frozen
+class GetDom(Request[DomReport]):
+    """The HTML (open shadow roots inlined as <template shadowrootmode>), capped at `max_chars`."""
+
+    selector: str | None = None
+    max_chars: int = 100_000
+    project: str | None = None
+
+
+@attrs.frozen
+class BusyAsk:
+    ask_id: str
+    question: str  # the first 80 characters
+    attempt: int
+    phase: AskPhase
+    chars: int
+    age_s: float
+
+
+@attrs.frozen
+class SiteTab:
+    tab_id: int
+    url: str
+    attached_by_me: bool
+    active: bool
+
+
+@attrs.frozen
+class ProviderReport:
+    provider: ProviderName
+    tab_id: int | None
+    url: str | None
+    context_id: int | None
+    broken: str | None
+    busy: BusyAsk | None
+    queued: int
+    browser_tabs: tuple[SiteTab, ...] | str  # the site's tabs in the browser, or why they could not be listed
+
+    def as_json(self) -> dict[str, object]:
+        busy = None if self.busy is None else {
+            "askId": self.busy.ask_id, "question": self.busy.question, "attempt": self.busy.attempt,
+            "phase": self.busy.phase.value, "chars": self.busy.chars, "ageS": self.busy.age_s}
+        tabs: object = self.browser_tabs if isinstance(self.browser_tabs, str) else [
+            {"tabId": t.tab_id, "url": t.url, "attachedByMe": t.attached_by_me, "active": t.active}
+            for t in self.browser_tabs]
+        return {"provider": self.provider.value, "tabId": self.tab_id, "url": self.url,
+                "contextId": self.context_id, "broken": self.broken, "busy": busy, "queued": self.queued,
+                "browserTabs": tabs}
+
+
+@attrs.frozen
+class ProviderStatus(Request[ProviderReport]):
+    pass
+
+
+ProviderRequest = Ask | Snapshot | GetDom | ProviderStatus
+CHATGPT = Address[ProviderRequest]("chatgpt", ProviderRequest)
+GEMINI = Address[ProviderRequest]("gemini", ProviderRequest)
+
+
+def provider_address(name: ProviderName) -> Address[ProviderRequest]:
+    return CHATGPT if name is ProviderName.CHATGPT else GEMINI

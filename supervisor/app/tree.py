@@ -1,0 +1,67 @@
+"""The actor tree of ai-bridge: which actors run, in which branches, with which restart policies.
+
+    root (one_for_one; ends when the MCP front ends: auto_shutdown any_significant)
+    ├─ store (contain)                 session_store
+    ├─ link (rest_for_one, contain)    relay → discovery → browser
+    ├─ providers (one_for_one, contain) chatgpt, gemini
+    ├─ services (one_for_one, contain) jobs, console
+    └─ mcp_front (temporary, significant)
+
+Infrastructure starts first and the MCP front last, so no tool is served before the actors behind it are up;
+shutdown runs in reverse (jobs stop before the providers, so a shutdown cancels running jobs first and their asks
+click Stop in the page). Every branch *contains* its failures: a crash loop inside one branch stops that branch for
+a while (callers get `actor_down` naming the last error) and then starts it afresh; it never takes the MCP front,
+and so the process, down.
+"""
+
+from __future__ import annotations
+
+from actors import browser, console, discovery, jobs, mcp_front, provider, relay, session_store
+from actors.protocol.browser import BROWSER
+from actors.protocol.console import CONSOLE, MCP_FRONT
+from actors.protocol.discovery import DISCOVERY
+from actors.protocol.jobs import JOBS
+from actors.protocol.relay import RELAY
+from actors.protocol.session_store import SESSION_STORE
+from actors.provider import chatgpt, gemini
+
+from ..config import Config
+from ..otp import ActorSystem, AutoShutdown, OnIntensity, Restart, Strategy, SupervisorSpec, child
+from ..paths import extension_path
+
+
+def build_tree(config: Config, system: ActorSystem, *, with_front: bool = True, stdin_fd: int = 0) -> SupervisorSpec:
+    children = [
+        SupervisorSpec("store", (
+            child(SESSION_STORE.name, session_store.run, state_dir=config.state_dir, shutdown=1.0),
+        ), on_intensity=OnIntensity.CONTAIN, max_restarts=5, period=30).as_child(shutdown=2.0),
+        # The browser link: discovery hands out the relay's URL and token and the browser actor waits on the relay,
+        # so when the relay restarts (new port, new token) the two after it restart too (rest_for_one).
+        SupervisorSpec("link", (
+            child(RELAY.name, relay.run, allow_faults=config.allow_faults, shutdown=1.0),
+            child(DISCOVERY.name, discovery.run, port=config.discovery_port, project=config.project,
+                  memory=discovery.PortMemory(), shutdown=1.5),
+            child(BROWSER.name, browser.run, config=config, extension_dir=extension_path(), shutdown=2.5),
+        ), strategy=Strategy.REST_FOR_ONE, max_restarts=5, period=30,
+            on_intensity=OnIntensity.CONTAIN).as_child(shutdown=3.0),
+        # Stuck-state retry is this supervisor's restart policy: a stuck provider crashes (`Retry`) and is restarted
+        # with a fresh tab connection, its request re-delivered. Room for a few stuck asks at once.
+        SupervisorSpec("providers", tuple(
+            child(t.name, provider.run, table=t, state_dir=config.state_dir, stall_s=config.stall_s,
+                  dumps_keep=config.debug_dumps_keep, shutdown=1.5)
+            for t in (chatgpt.TABLE, gemini.TABLE)
+        ), strategy=Strategy.ONE_FOR_ONE, max_restarts=10, period=60,
+            on_intensity=OnIntensity.CONTAIN).as_child(shutdown=2.0),
+        # Background asks (the job table outlives restarts of the actor, as mailboxes do) and the live console.
+        SupervisorSpec("services", (
+            child(JOBS.name, jobs.run, book=jobs.JobBook(), shutdown=2.0),
+            child(CONSOLE.name, console.run, system=system, config=config, shutdown=0.5),
+        ), on_intensity=OnIntensity.CONTAIN, max_restarts=5, period=30).as_child(shutdown=3.0),
+    ]
+    if with_front:
+        # Last to start, first to stop. Its MCP session cannot survive a restart, so when it ends the whole tree
+        # ends (significant child), whatever the reason.
+        children.append(child(MCP_FRONT.name, mcp_front.run, restart=Restart.TEMPORARY, significant=True,
+                              shutdown=1.0, config=config, system=system, stdin_fd=stdin_fd))
+    return SupervisorSpec("root", tuple(children), strategy=Strategy.ONE_FOR_ONE, max_restarts=5, period=30,
+                          auto_shutdown=AutoShutdown.ANY_SIGNIFICANT)

@@ -1,0 +1,64 @@
+"""Constants the server shares with the extension, read from the one file both ship: ``extension/shared.json``
+(packaged as ``supervisor/_extension/shared.json``). tests/test_packaging.py fails if either side writes one of
+these values again instead of reading it."""
+
+from __future__ import annotations
+
+import json
+from typing import Final
+
+import attrs
+
+from .paths import extension_path
+
+
+@attrs.frozen
+class CloseCodes:
+    dropped: int
+    bad_hello: int
+    bad_token: int
+    hello_timeout: int
+    replaced: int
+
+
+@attrs.frozen
+class ProviderSite:
+    name: str
+    title: str
+    origins: tuple[str, ...]
+
+
+@attrs.frozen
+class Shared:
+    protocol_version: int
+    extension_id: str
+    discovery_ports: range
+    discovery_path: str
+    max_frame_bytes: int
+    close: CloseCodes
+    server_ping_interval_s: float
+    providers: tuple[ProviderSite, ...]
+
+    @property
+    def extension_origin(self) -> str:
+        return f"chrome-extension://{self.extension_id}"
+
+
+def _load() -> Shared:
+    raw = json.loads((extension_path() / "shared.json").read_text(encoding="utf-8"))
+    cc = raw["closeCodes"]
+    ports = raw["discoveryPorts"]
+    return Shared(
+        protocol_version=int(raw["protocolVersion"]),
+        extension_id=str(raw["extensionId"]),
+        discovery_ports=range(int(ports["first"]), int(ports["last"]) + 1),
+        discovery_path=str(raw["discoveryPath"]),
+        max_frame_bytes=int(raw["maxFrameBytes"]),
+        close=CloseCodes(dropped=cc["dropped"], bad_hello=cc["badHello"], bad_token=cc["badToken"],
+                         hello_timeout=cc["helloTimeout"], replaced=cc["replaced"]),
+        server_ping_interval_s=raw["serverPingIntervalMs"] / 1000,
+        providers=tuple(ProviderSite(name, p["title"], tuple(p["origins"])) for name, p in raw["providers"].items()),
+    )
+
+
+SHARED: Final = _load()
