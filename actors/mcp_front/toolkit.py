@@ -41,10 +41,17 @@ def _schema_of(cls: type[Args]) -> dict[str, Any]:
 
 
 def _clean(schema: dict[str, Any]) -> dict[str, Any]:
-    """Pydantic's schema minus its titles (noise in an agent's context), with ``additionalProperties: false``."""
+    """Pydantic's schema as a plain one: ``$ref``s inlined, no titles (noise in an agent's context), no
+    ``default: null`` for optional arguments, and ``additionalProperties: false``."""
+    defs = schema.get("$defs", {})
+
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
-            return {k: walk(v) for k, v in node.items() if k != "title" or not isinstance(v, str)}
+            if "$ref" in node:
+                target = walk(defs[node["$ref"].rsplit("/", 1)[-1]])
+                return {**target, **{k: walk(v) for k, v in node.items() if k != "$ref"}}
+            return {k: walk(v) for k, v in node.items()
+                    if k != "$defs" and not (k == "title" and isinstance(v, str)) and not (k == "default" and v is None)}
         if isinstance(node, list):
             return [walk(v) for v in node]
         return node
@@ -100,13 +107,13 @@ class Tool:
 
     def _explain(self, exc: pydantic.ValidationError) -> str:
         props = self.args.tool_schema().get("properties", {})
-        parts = []
+        parts: dict[str, str] = {}
         for err in exc.errors(include_url=False):
-            loc = ".".join(str(p) for p in err["loc"]) or "(arguments)"
-            name = str(err["loc"][0]) if err["loc"] else ""
-            spec = props.get(name, {})
-            parts.append(f"{self.name}: {_message(err, loc, spec)}")
-        return "; ".join(parts)
+            # One message per argument: an optional argument's union reports each branch; the first one says it.
+            name = str(err["loc"][0]) if err["loc"] else "(arguments)"
+            if name not in parts:
+                parts[name] = f"{self.name}: {_message(err, name, props.get(name, {}))}"
+        return "; ".join(parts.values())
 
 
 def _message(err: Any, loc: str, spec: dict[str, Any]) -> str:

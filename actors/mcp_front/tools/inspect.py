@@ -12,7 +12,8 @@ from ...protocol.provider import GetDom, Snapshot, provider_address
 from ..deps import FrontDeps, ToolCall, dumps
 from ..toolkit import Annotations, Args, Result, Tool
 
-Target = Annotated[ProviderName, Field(description="Which provider tab: chatgpt or gemini.")]
+# strict=False: an enum takes its value ("chatgpt"); strict mode would want the Python enum member itself.
+Target = Annotated[ProviderName, Field(strict=False, description="Which provider tab: chatgpt or gemini.")]
 
 
 class SnapshotArgs(Args):
