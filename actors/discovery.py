@@ -107,9 +107,12 @@ def create_app(ctx: ActorContext[DiscoveryRequest], *, port: int, project: str) 
         return request.headers.get("Host", "") in (f"127.0.0.1:{port}", f"localhost:{port}")
 
     def forbidden(why: str) -> Response:
+        def clip(header: str) -> str | None:  # a hostile header must not flood the log
+            value = request.headers.get(header)
+            return value[:200] if value is not None else None
+
         security.warning("discovery: refused %s %s (%s; Origin=%r, Host=%r, Sec-Fetch-Site=%r)", request.method,
-                         request.path[:200], why, str(request.headers.get("Origin"))[:200],
-                         str(request.headers.get("Host"))[:200], str(request.headers.get("Sec-Fetch-Site"))[:40])
+                         request.path[:200], why, clip("Origin"), clip("Host"), clip("Sec-Fetch-Site"))
         return Response("forbidden\n", status=403, content_type="text/plain")
 
     def as_json(data: dict[str, object], status: int = 200) -> Response:

@@ -4,9 +4,9 @@
 // discovery.js decides whether and when to create a new one for the same server.
 
 import { CommandError } from './executor.js';
-import SHARED from './shared.json' with { type: 'json' };
+import SHARED from './shared.js';
 
-// Shared with the server (shared.json is its source too; manifest.json's version_name names the protocol).
+// Shared with the server (shared.js is its source too; manifest.json's version_name names the protocol).
 export const PROTOCOL_VERSION = SHARED.protocolVersion;
 // The MV3 worker is stopped after 30 s without extension traffic; a frame we send every 20 s keeps it (and with
 // it this socket) alive.

@@ -1,4 +1,4 @@
-// Server discovery: poll GET http://127.0.0.1:<port>/mcp-discovery on the ports of shared.json and keep one
+// Server discovery: poll GET http://127.0.0.1:<port>/mcp-discovery on the ports of shared.js and keep one
 // Connection per live serverId (docs/protocol.md).
 //
 // Polling is a setTimeout loop while the worker lives: every 1 s while no server is connected, every 5 s once one
@@ -6,7 +6,7 @@
 // evaluation starts the loop again.
 
 import { Connection, PROTOCOL_VERSION } from './connection.js';
-import SHARED from './shared.json' with { type: 'json' };
+import SHARED from './shared.js';
 
 const { first, last } = SHARED.discoveryPorts;
 export const PORTS = Array.from({ length: last - first + 1 }, (_, i) => first + i);

@@ -4,7 +4,7 @@
 // whose debugger a connection attached belongs to that connection until it detaches, the tab closes or the
 // connection closes. Other connections do not see it in tabs.query and get `tab_busy` for any command naming it.
 
-import SHARED from './shared.json' with { type: 'json' };
+import SHARED from './shared.js';
 
 /** An error with a protocol error code; anything else thrown by a handler is reported as `internal`. */
 export class CommandError extends Error {

@@ -1,6 +1,7 @@
-"""Constants the server shares with the extension, read from the one file both ship: ``extension/shared.json``
-(packaged as ``supervisor/_extension/shared.json``). tests/test_packaging.py fails if either side writes one of
-these values again instead of reading it."""
+"""Constants the server shares with the extension, read from the one file both ship: ``extension/shared.js``
+(packaged as ``supervisor/_extension/shared.js``), a module whose value is JSON between two markers. The extension
+imports it; the server parses that JSON. tests/test_packaging.py fails if either side writes one of these values
+again instead of reading it."""
 
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ class Shared:
 
 
 def _load() -> Shared:
-    raw = json.loads((extension_path() / "shared.json").read_text(encoding="utf-8"))
+    text = (extension_path() / "shared.js").read_text(encoding="utf-8")
+    raw = json.loads(text[text.index("/*JSON*/") + len("/*JSON*/"):text.index("/*END*/")])
     cc = raw["closeCodes"]
     ports = raw["discoveryPorts"]
     return Shared(

@@ -50,8 +50,8 @@ def _clean(schema: dict[str, Any]) -> dict[str, Any]:
             if "$ref" in node:
                 target = walk(defs[node["$ref"].rsplit("/", 1)[-1]])
                 return {**target, **{k: walk(v) for k, v in node.items() if k != "$ref"}}
-            return {k: walk(v) for k, v in node.items()
-                    if k != "$defs" and not (k == "title" and isinstance(v, str)) and not (k == "default" and v is None)}
+            return {k: walk(v) for k, v in node.items() if k != "$defs"
+                    and not (k == "title" and isinstance(v, str)) and not (k == "default" and v is None)}
         if isinstance(node, list):
             return [walk(v) for v in node]
         return node

@@ -4,7 +4,7 @@
 Security (docs/security.md): loopback only; the peer must be a process of our own user (Linux: the kernel's socket
 table); the upgrade must carry ``Origin: chrome-extension://<our id>`` (a web page cannot forge it); the first frame
 must be a ``hello`` with the per-boot 256-bit token (constant-time compare, never logged) and our protocol version
-within 5 s — else close with the bad-token, bad-hello or hello-timeout code (extension/shared.json). A newer
+within 5 s — else close with the bad-token, bad-hello or hello-timeout code (extension/shared.js). A newer
 authenticated connection replaces the old one (the "replaced" code), logged as a security-relevant event. No frame,
 however malformed, crashes the actor.
 
@@ -143,7 +143,8 @@ class Relay:
         with trio.move_on_after(HELLO_TIMEOUT_S):
             got = wire.check_hello(await ws.get_message(), token=self.token)
             if isinstance(got, wire.Refusal):
-                (security.warning if got.security else log.warning)("relay: hello refused: %s", got.reason)
+                (security.warning if got.security else log.warning)("relay: %s", got.log or f"hello refused: "
+                                                                    f"{got.reason}")
                 with trio.move_on_after(1):
                     await ws.aclose(got.code, got.reason)
                 return None

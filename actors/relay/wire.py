@@ -54,8 +54,9 @@ class Refusal:
     """Why a hello is refused, as a WebSocket close code and reason."""
 
     code: int
-    reason: str
+    reason: str  # the close reason the peer sees
     security: bool  # worth a line in the security log
+    log: str = ""  # what our log says (default: the reason)
 
 
 def check_hello(raw: str | bytes, *, token: str, version: int = SHARED.protocol_version) -> Hello | Refusal:
@@ -63,14 +64,16 @@ def check_hello(raw: str | bytes, *, token: str, version: int = SHARED.protocol_
     try:
         hello = loads(raw)
     except ValueError as exc:
-        return Refusal(SHARED.close.bad_hello, f"expected a hello frame ({exc})", security=True)
+        return Refusal(SHARED.close.bad_hello, "expected a hello frame", security=True,
+                       log=f"first frame was not a hello ({exc})")
     if not isinstance(hello, dict) or hello.get("type") != "hello":
-        return Refusal(SHARED.close.bad_hello, "expected a hello frame", security=True)
+        return Refusal(SHARED.close.bad_hello, "expected a hello frame", security=True,
+                       log="first frame was not a hello")
     given = hello.get("token")
     # compare_digest on str needs ASCII; a lone surrogate or any non-ASCII token is simply wrong.
     if not isinstance(given, str) or not given.isascii() or not hmac.compare_digest(given.encode("ascii"),
                                                                                     token.encode("ascii")):
-        return Refusal(SHARED.close.bad_token, "bad token", security=True)
+        return Refusal(SHARED.close.bad_token, "bad token", security=True, log="hello with a wrong token refused")
     if hello.get("protocolVersion") != version:
         return Refusal(SHARED.close.bad_hello, f"unsupported protocol version; server speaks {version}",
                        security=False)

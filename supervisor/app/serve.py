@@ -60,6 +60,7 @@ async def serve(config: Config, *, stdin_fd: int = 0) -> int:
                 with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
                     async for signum in signals:
                         reason = signal.Signals(signum).name
+                        log.info("shutting down (%s)", reason)
                         nursery.cancel_scope.cancel()
 
             nursery.start_soon(on_signal)

@@ -1,0 +1,42 @@
+// Values the server and the extension share: the server reads the JSON between the markers below
+// (supervisor/constants.py), the extension imports this module. One source: edit here only.
+// (A JSON module import would be simpler, but Chrome does not keep it for a service worker it restarts.)
+export default Object.freeze(/*JSON*/{
+  "protocolVersion": 1,
+  "extensionId": "dehbpnglmiedeaaddfipmnmhmblajpci",
+  "discoveryPorts": {
+    "first": 8766,
+    "last": 8775
+  },
+  "discoveryPath": "/mcp-discovery",
+  "maxFrameBytes": 4194304,
+  "closeCodes": {
+    "dropped": 4000,
+    "badHello": 4400,
+    "badToken": 4401,
+    "helloTimeout": 4408,
+    "replaced": 4409
+  },
+  "backoffCloseCodes": [
+    "badHello",
+    "badToken",
+    "replaced"
+  ],
+  "serverPingIntervalMs": 15000,
+  "extensionPingIntervalMs": 20000,
+  "providers": {
+    "chatgpt": {
+      "title": "ChatGPT",
+      "origins": [
+        "https://chatgpt.com",
+        "https://chat.openai.com"
+      ]
+    },
+    "gemini": {
+      "title": "Gemini",
+      "origins": [
+        "https://gemini.google.com"
+      ]
+    }
+  }
+}/*END*/);
