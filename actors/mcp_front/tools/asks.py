@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Annotated
 
+import attrs
 import trio
 from pydantic import Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
@@ -87,7 +88,9 @@ class _ProgressPump:
 
 async def _ask(deps: FrontDeps, provider: ProviderName, msg: Ask,
                on_progress: Callable[[object], None]) -> AskResult:
-    return await deps.ctx.ref(provider_address(provider)).call(msg, timeout=msg.call_timeout_s,
+    # One history entry per provider: the entry id is the ask id, and it must differ between the two.
+    mine = attrs.evolve(msg, ask_id=f"{msg.ask_id}-{provider.value}")
+    return await deps.ctx.ref(provider_address(provider)).call(mine, timeout=mine.call_timeout_s,
                                                                on_progress=on_progress)
 
 
