@@ -91,6 +91,12 @@ class StateFileError(BridgeError):
     code = "state_file_error"
 
 
+class StateDirRefused(StateFileError):
+    """The state dir is not ours to use: another user owns it, or it is a symlink or a file."""
+
+    code = "state_dir_refused"
+
+
 # --- browser link -----------------------------------------------------------------------------------------------
 
 

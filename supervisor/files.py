@@ -9,7 +9,7 @@ import os
 import stat
 from pathlib import Path
 
-from .errors import StateFileError
+from .errors import StateDirRefused, StateFileError
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
@@ -28,11 +28,11 @@ def ensure_private_dir(path: Path) -> None:
         raise StateFileError(f"cannot create {path}: {exc.strerror or exc}",
                              hint="Pass --state-dir (or set AI_BRIDGE_STATE_DIR) to a folder you can write.") from exc
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-        raise StateFileError(f"{path} is not a plain directory (a symlink or a file); refusing to use it",
-                             hint="Remove it, or pass another --state-dir.")
+        raise StateDirRefused(f"{path} is not a plain directory (a symlink or a file); refusing to use it",
+                              hint="Remove it, or pass another --state-dir.")
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        raise StateFileError(f"{path} belongs to another user (uid {st.st_uid}); refusing to use it",
-                             hint="Pass a --state-dir of your own.")
+        raise StateDirRefused(f"{path} belongs to another user (uid {st.st_uid}); refusing to use it",
+                              hint="Pass a --state-dir of your own.")
     if stat.S_IMODE(st.st_mode) & 0o077:
         try:
             os.chmod(path, PRIVATE_DIR)

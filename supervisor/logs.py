@@ -1,13 +1,27 @@
-"""Logging: stderr plus a log file in the state dir. stdout belongs to MCP JSON-RPC and is never written here."""
+"""Logging: stderr plus a log file in the state dir. stdout belongs to MCP JSON-RPC and is never written here.
+
+The log holds conversation URLs and project paths: it is created 0600 and never opened through a symlink."""
 
 from __future__ import annotations
 
 import logging
 import logging.handlers
+import os
 import sys
 from pathlib import Path
 
+from .errors import StateFileError
+from .files import open_private
+
 FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
+
+
+class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """RotatingFileHandler whose file is 0600 and never a symlink (its rotations are renames inside the dir)."""
+
+    def _open(self):  # type: ignore[no-untyped-def]  # the stdlib's untyped hook
+        fd = open_private(Path(self.baseFilename), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        return os.fdopen(fd, "a", encoding=self.encoding or "utf-8", errors=self.errors)
 
 
 def setup(level: str, log_file: Path | None, *, verbose: int = 0) -> None:
@@ -21,10 +35,10 @@ def setup(level: str, log_file: Path | None, *, verbose: int = 0) -> None:
     root.addHandler(stderr)
     if log_file is not None:
         try:
-            log_file.parent.mkdir(parents=True, exist_ok=True)
-            fh = logging.handlers.RotatingFileHandler(log_file, maxBytes=5_000_000, backupCount=3, encoding="utf-8")
-        except OSError as exc:
-            logging.getLogger("ai_bridge").warning("cannot open log file %s: %s", log_file, exc)
+            fh = PrivateRotatingFileHandler(log_file, maxBytes=5_000_000, backupCount=3, encoding="utf-8")
+        except (OSError, StateFileError) as exc:
+            logging.getLogger("ai_bridge").warning("cannot open log file %s: %s; logging to stderr only", log_file,
+                                                   exc)
         else:
             fh.setFormatter(logging.Formatter(FORMAT))
             root.addHandler(fh)

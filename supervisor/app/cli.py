@@ -135,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         print(extension_path())
         return 0
 
-    from ..errors import ConfigError
+    from ..errors import ConfigError, StateDirRefused, StateFileError
+    from ..files import ensure_private_dir
 
     try:
         config = _config(args)
@@ -155,7 +156,17 @@ def main(argv: list[str] | None = None) -> int:
     level = config.log_level
     if args.command in ("doctor", "ask") and args.log_level is None and "AI_BRIDGE_LOG_LEVEL" not in os.environ:
         level = "warning"  # their own output is the report; the log file still gets what passes this level
-    logs.setup(level, config.log_file, verbose=args.verbose)
+    log_file: Path | None = config.log_file
+    try:
+        ensure_private_dir(config.state_dir)  # 0700 and ours; another user's state dir is refused outright
+    except StateDirRefused as exc:
+        print(f"ai-bridge: {exc}", file=sys.stderr)
+        return 1
+    except StateFileError as exc:
+        log_file = None  # unwritable: run without sessions, history and log file (each says so once)
+        print(f"ai-bridge: warning: {exc.message}; running without sessions, history or a log file",
+              file=sys.stderr)
+    logs.setup(level, log_file, verbose=args.verbose)
     if args.command == "serve":
         from .serve import serve
 

@@ -1,0 +1,41 @@
+"""The long fuzz run: the same properties as tests/test_fuzz.py with many more examples (thousands per target, 500
+per live socket or process), in a private network namespace when possible. Prints how many inputs each target
+tried and every failure Hypothesis found (with the shrunk input).
+
+    python -m tests.fuzz_long            # about 10-20 minutes on 2 cores
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def main() -> int:
+    env = {**os.environ, "AI_BRIDGE_FUZZ": "long"}
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--hypothesis-show-statistics",
+           "tests/test_fuzz.py"]
+    if os.geteuid() == 0:
+        cmd = ["unshare", "-n", "sh", "-c", "ip link set lo up && exec " + " ".join(cmd)]
+    out = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, check=False)
+    text = out.stdout + out.stderr
+    print("target".ljust(62), "inputs tried")
+    for name, block in re.findall(r"tests/test_fuzz\.py::(\w+):\n(.*?)(?=\ntests/|\Z)", text, re.S):
+        tried = sum(int(n) for n in re.findall(r"(\d+) passing examples", block))
+        failing = sum(int(n) for n in re.findall(r"(\d+) failing examples", block))
+        print(name.ljust(62), tried, f"({failing} failing)" if failing else "")
+    failures = re.findall(r"Falsifying example:.*?(?=\n\n|\Z)", text, re.S)
+    print(f"\n{len(failures)} failure(s)")
+    for f in failures:
+        print(f)
+    print("\n" + (text.strip().splitlines() or ["(no output)"])[-1])
+    return out.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
