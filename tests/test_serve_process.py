@@ -85,7 +85,7 @@ async def test_stdin_eof_exits_zero_quickly(server_env: dict[str, str]) -> None:
                 stream.close()
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 async def test_signal_during_a_slow_call_exits_within_3s(server_env: dict[str, str], signum: int) -> None:
     # The fault kit makes the session store take 60 s over its next message: bridge_status's history read.
     env = {**server_env, "AI_BRIDGE_ALLOW_FAULTS": "1",

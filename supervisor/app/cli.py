@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from ..errors import ConfigError, StateDirRefused, StateFileError
-    from ..files import ensure_private_dir
+    from ..files import ensure_private_dir, writable
 
     try:
         config = _config(args)
@@ -159,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     log_file: Path | None = config.log_file
     try:
         ensure_private_dir(config.state_dir)  # 0700 and ours; another user's state dir is refused outright
+        if not writable(config.state_dir):
+            raise StateFileError(f"state dir {config.state_dir} is not writable")
     except StateDirRefused as exc:
         print(f"ai-bridge: {exc}", file=sys.stderr)
         return 1
