@@ -234,6 +234,12 @@ def _check_name(value: str, what: str) -> str:
     return value
 
 
+def redact(record: HistoryRecord) -> HistoryRecord:
+    """The record without the question's and the answer's text (``private_text``): their sizes stay."""
+    answer = None if record.answer is None else f"[{len(record.answer)} characters, not kept]"
+    return attrs.evolve(record, question=f"[{len(record.question)} characters, not kept]", answer=answer)
+
+
 @attrs.define
 class Store:
     """The actor's state: the files, or None once the state dir turned out unwritable (no sessions, no history)."""
@@ -249,7 +255,7 @@ class Store:
 
 
 async def run(
-    ctx: ActorContext[SessionStoreRequest], *, state_dir: Path,
+    ctx: ActorContext[SessionStoreRequest], *, state_dir: Path, private_text: bool = False,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     files = StateFiles(state_dir)
@@ -285,7 +291,8 @@ async def run(
                 case AppendHistory():
                     if files is None:
                         return msg.reply(False)
-                    return msg.reply(await trio.to_thread.run_sync(files.append, msg.entry_id, msg.record))
+                    record = redact(msg.record) if private_text else msg.record
+                    return msg.reply(await trio.to_thread.run_sync(files.append, msg.entry_id, record))
                 case ReadHistory():
                     if files is None:
                         return msg.reply(())

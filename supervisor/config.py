@@ -53,6 +53,7 @@ class Config:
     stall_s: float | None = None  # stop button with no new text this long → stuck (default: per provider table)
     allow_faults: bool = False  # the console's fault helpers (crash/hang/slow an actor, drop the extension socket)
     debug_dumps_keep: int = 50  # newest debug dumps kept in <state_dir>/debug
+    private_text: bool = False  # keep question and answer text out of history.jsonl and debug dumps
 
     @property
     def log_file(self) -> Path:
@@ -162,6 +163,7 @@ _FIELDS: dict[str, Any] = {
     "extension_loading": _choice(("auto", "flag", "pipe")),
     "allow_faults": _bool,
     "debug_dumps_keep": _count,
+    "private_text": _bool,
 }
 
 _ENV_ALIASES = {"browser_path": ("AI_BRIDGE_BROWSER_PATH", "AI_BRIDGE_BROWSER_BIN")}

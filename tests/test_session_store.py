@@ -152,3 +152,20 @@ async def test_kill_9_during_writes_never_leaves_a_torn_file(state_dir: Path) ->
 
 async def _noop(runtime: ActorSystem) -> None:
     await trio.lowlevel.checkpoint()
+
+
+async def test_private_text_keeps_questions_and_answers_out_of_history(state_dir: Path) -> None:
+    runtime = Runtime()
+    spec = SupervisorSpec("root", (child("session_store", session_store.run, state_dir=state_dir,
+                                         private_text=True),))
+    async with trio.open_nursery() as nursery:
+        sup = await nursery.start(runtime.run, spec)
+        store = runtime.registry.ref(SESSION_STORE)
+        secret_q, secret_a = "my API key is sk-12345, why does it fail?", "Because sk-12345 is revoked."
+        assert await store.call(AppendHistory("e1", record(answer=secret_a, question=secret_q))) is True
+        (got,) = await store.call(ReadHistory(limit=5))
+        sup.shutdown()
+    raw = (state_dir / "history.jsonl").read_text()
+    assert "sk-12345" not in raw
+    assert got.question == f"[{len(secret_q)} characters, not kept]"
+    assert got.answer == f"[{len(secret_a)} characters, not kept]" and got.status == "ok"

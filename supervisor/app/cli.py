@@ -29,6 +29,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     g.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="default info")
     g.add_argument("-v", "--verbose", action="count", default=0, help="debug logging (-vv: libraries too)")
     g.add_argument("--project", help="project name for sessions (default: the MCP client's root or the cwd)")
+    g.add_argument("--private-text", action="store_true", default=None,
+                   help="keep question and answer text out of history.jsonl and debug dumps (their sizes stay; "
+                   "env AI_BRIDGE_PRIVATE_TEXT)")
     b = p.add_argument_group("browser")
     b.add_argument("--browser", choices=["auto", "connect", "launch"],
                    help="auto (default): use your Chrome when its extension connects, else launch one; "
@@ -109,7 +112,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 CONFIG_KEYS = ("state_dir", "log_level", "discovery_port", "browser", "browser_path", "profile_dir", "isolated",
-               "headless", "browser_args", "close_browser", "project", "allow_faults")
+               "headless", "browser_args", "close_browser", "project", "allow_faults", "private_text")
 
 
 def _config(args: argparse.Namespace) -> Any:

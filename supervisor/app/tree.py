@@ -33,7 +33,8 @@ from ..paths import extension_path
 def build_tree(config: Config, system: ActorSystem, *, with_front: bool = True, stdin_fd: int = 0) -> SupervisorSpec:
     children = [
         SupervisorSpec("store", (
-            child(SESSION_STORE.name, session_store.run, state_dir=config.state_dir, shutdown=1.0),
+            child(SESSION_STORE.name, session_store.run, state_dir=config.state_dir,
+                  private_text=config.private_text, shutdown=1.0),
         ), on_intensity=OnIntensity.CONTAIN, max_restarts=5, period=30).as_child(shutdown=2.0),
         # The browser link: discovery hands out the relay's URL and token and the browser actor waits on the relay,
         # so when the relay restarts (new port, new token) the two after it restart too (rest_for_one).
