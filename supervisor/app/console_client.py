@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..errors import StateFileError
+from ..files import ensure_private_dir, open_private
 from ..paths import server_records
 
 HISTORY_FILE = "console_history"
@@ -169,10 +171,16 @@ def _setup_readline(conn: Connection, state_dir: Path) -> None:
     readline.parse_and_bind("tab: complete")
 
     def save() -> None:
-        with contextlib.suppress(OSError):
-            state_dir.mkdir(parents=True, exist_ok=True)
-            readline.write_history_file(history)
-            os.chmod(history, 0o600)  # what was typed may include secrets
+        # What was typed may include secrets: a 0600 file, never written through a planted symlink (readline
+        # would follow one), so it goes to a fresh temp file that replaces the history atomically.
+        with contextlib.suppress(OSError, StateFileError):
+            ensure_private_dir(state_dir)
+            tmp = history.with_name(f".{HISTORY_FILE}.{os.getpid()}.tmp")
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            os.close(open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+            readline.write_history_file(tmp)
+            os.replace(tmp, history)
 
     import atexit
 
