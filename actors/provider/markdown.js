@@ -36,22 +36,57 @@ const DROP_CLASSES = [
 const PILL = '\uE000'; // where a citation pill was: one space before it, however the page spaced it
 const inertDoc = document.implementation.createHTMLDocument('');
 
+// What never reaches the markdown; removed from the copy before Turndown walks it (KaTeX's glyph spans and the
+// highlighter's spans are most of an answer's nodes).
+const DROP_SELECTOR = [...DROP_TAGS, ...DROP_CLASSES.map((c) => '.' + c), '[aria-hidden="true"]'].join(',');
+
 // A detached copy of `node` in which every open shadow root stands in for its host's children and every <slot>
-// for the nodes assigned to it: what the user sees, as a tree Turndown can walk.
+// for the nodes assigned to it: what the user sees, as a tree Turndown can walk. Subtrees without a shadow host
+// or slot are imported whole (native and fast); only the paths down to hosts and slots are copied node by node.
 function flatten(node) {
-  if (node.nodeType === Node.TEXT_NODE) return inertDoc.createTextNode(node.data);
-  if (node.nodeType !== Node.ELEMENT_NODE && node.nodeType !== Node.DOCUMENT_FRAGMENT_NODE) return null;
-  const copy = node.nodeType === Node.ELEMENT_NODE ? inertDoc.importNode(node, false)
-    : inertDoc.createDocumentFragment();
-  let kids = node.childNodes;
-  if (node.shadowRoot) kids = node.shadowRoot.childNodes;
-  else if (node.nodeName === 'SLOT') {
-    const assigned = node.assignedNodes({ flatten: true });
-    if (assigned.length) kids = assigned;
+  const manual = new Set();
+  const mark = (root) => {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+    for (let el = walker.nextNode(); el; el = walker.nextNode()) {
+      if (!el.shadowRoot && el.nodeName !== 'SLOT') continue;
+      for (let up = el; up && up !== root && !manual.has(up); up = up.parentNode) manual.add(up);
+    }
+  };
+  const copyOf = (n) => {
+    if (n.nodeType === Node.TEXT_NODE) return inertDoc.createTextNode(n.data);
+    if (n.nodeType !== Node.ELEMENT_NODE) return null;
+    if (!manual.has(n)) return inertDoc.importNode(n, true);
+    const copy = inertDoc.importNode(n, false);
+    let kids = n.childNodes;
+    if (n.shadowRoot) {
+      mark(n.shadowRoot);
+      kids = n.shadowRoot.childNodes;
+    } else if (n.nodeName === 'SLOT') {
+      const assigned = n.assignedNodes({ flatten: true });
+      if (assigned.length) kids = assigned;
+      for (const a of assigned) if (a.nodeType === Node.ELEMENT_NODE) { manual.add(a); mark(a); }
+    }
+    for (const kid of kids) {
+      const c = copyOf(kid);
+      if (c) copy.appendChild(c);
+    }
+    return copy;
+  };
+  if (node.nodeType === Node.ELEMENT_NODE) manual.add(node);
+  mark(node);
+  const copy = copyOf(node);
+  for (const el of copy.querySelectorAll(DROP_SELECTOR)) el.remove();
+  // Code as one text node, math as its TeX: the rules read them, and Turndown need not walk their spans.
+  for (const pre of copy.querySelectorAll('pre')) {
+    const codeEl = codeElementOf(pre);
+    if (codeEl !== pre) codeEl.replaceChildren(inertDoc.createTextNode(codeText(codeEl)));
   }
-  for (const kid of kids) {
-    const c = flatten(kid);
-    if (c) copy.appendChild(c);
+  // (A math element left without text would lose the space after it to Turndown's whitespace collapsing.)
+  for (const math of copy.querySelectorAll(MATH_SELECTOR)) {
+    if (!copy.contains(math) || (math.parentNode && math.parentNode.closest(MATH_SELECTOR))) continue;
+    const tex = texOf(math);
+    math.setAttribute('data-tex', tex);
+    math.replaceChildren(inertDoc.createTextNode(tex));
   }
   return copy;
 }
@@ -131,6 +166,7 @@ function texOf(node) {
   return (math || node).textContent.trim();
 }
 
+const MATH_SELECTOR = '.katex-display, .math-block, .katex, .math-inline, mjx-container, math';
 const isDisplayMath = (node) => hasClass(node, ['katex-display', 'math-block'])
   || (node.nodeName === 'MJX-CONTAINER' && node.getAttribute('display') === 'true')
   || (node.nodeName === 'MATH' && node.getAttribute('display') === 'block');
@@ -282,9 +318,11 @@ function makeService() {
     headingStyle: 'atx', hr: '---', bulletListMarker: '-', codeBlockStyle: 'fenced', fence: '```',
     emDelimiter: '*', strongDelimiter: '**', linkStyle: 'inlined',
     br: '', // a line break inside a paragraph comes back as a plain newline, as the sites render a newline
-    // An empty table cell must stay a cell (Turndown's blank rule would give it blank lines).
+    // Turndown gives a node without text its blank rule before any other: an empty table cell must stay a cell,
+    // and Gemini's math (TeX in data-math, glyphs only in aria-hidden spans) has no text of its own.
     blankReplacement: (content, node) => {
       if (node.nodeName === 'TD' || node.nodeName === 'TH') return tableRules.tableCell.replacement('', node);
+      if (mathRule.filter(node)) return mathRule.replacement('', node);
       return node.isBlock ? '\n\n' : '';
     },
   });
