@@ -117,16 +117,13 @@ function codeText(codeEl) {
   return text.replace(/\r\n?/g, '\n').replace(/\n+$/, '');
 }
 
-// Visible text of the block outside the code itself and its buttons: the language label of the header.
+// Text of the block outside the code (its buttons and icons are already gone): the language label of the header.
 function headerText(node, codeEl) {
   let out = '';
   const walk = (n) => {
     if (n === codeEl) return;
-    if (n.nodeType === Node.TEXT_NODE) { out += n.data + ' '; return; }
-    if (n.nodeType !== Node.ELEMENT_NODE) return;
-    if (DROP_TAGS.includes(n.nodeName.toLowerCase()) || n.getAttribute('aria-hidden') === 'true'
-        || hasClass(n, DROP_CLASSES)) return;
-    for (const c of n.childNodes) walk(c);
+    if (n.nodeType === Node.TEXT_NODE) out += n.data + ' ';
+    else for (const c of n.childNodes) walk(c);
   };
   walk(node);
   return out.replace(/\s+/g, ' ').trim();
@@ -275,7 +272,7 @@ const rules = {
   strikethrough: { filter: ['del', 's', 'strike'], replacement: (content) => '~~' + content + '~~' },
   taskCheckbox: {
     filter: (node) => node.nodeName === 'INPUT' && node.getAttribute('type') === 'checkbox' && !!node.closest('li'),
-    replacement: (content, node) => (node.hasAttribute('checked') ? '[x] ' : '[ ] '),
+    replacement: (content, node) => (node.checked || node.hasAttribute('checked') ? '[x] ' : '[ ] '),
   },
   paragraph: {
     filter: 'p',
@@ -329,8 +326,6 @@ function makeService() {
   td.use(turndownPluginGfm.gfm);
   // The text is what the model wrote, not markdown source to protect: no backslash escapes are added.
   td.escape = (text) => text;
-  td.remove(DROP_TAGS);
-  td.remove((node) => hasClass(node, DROP_CLASSES) || (node.getAttribute && node.getAttribute('aria-hidden') === 'true'));
   for (const [key, rule] of Object.entries(rules)) td.addRule(key, rule); // added last = consulted first
   return td;
 }
