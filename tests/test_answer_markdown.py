@@ -38,7 +38,7 @@ class World:
     async def convert(self, html: str, setup: str = "") -> str:
         """Put `html` in the page (main world), then convert its first element from our world."""
         await self.page.evaluate(f"document.body.innerHTML = {json.dumps(html)}; {setup}")
-        out = await self.eval("window.__aibMarkdown.convert(document.body.firstElementChild)")
+        out = await self.eval("window.__aibMarkdown(document.body.firstElementChild)")
         assert isinstance(out, str)
         return out
 

@@ -13,7 +13,7 @@
 //   - UI inside the answer (buttons, icons, screen-reader labels, thinking panels, table footers) is dropped.
 //
 // Bundled by actors/provider/actor.py as one function body after the two vendored files; defines only
-// window.__aibMarkdown = { convert(element) -> string }. It never changes the page: open shadow roots are inlined
+// window.__aibMarkdown(element) -> string. It never changes the page: open shadow roots are inlined
 // into a copy made in an inert document (no browsing context, so no custom-element constructor of the page runs).
 
 const LANGUAGE_NAMES = {
@@ -342,4 +342,4 @@ function convert(element) {
   return md.replace(/[ \t]*\uE000/g, ' ').replace(/^[ \t]+$/gm, '').trim();
 }
 
-window.__aibMarkdown = { convert };
+window.__aibMarkdown = convert;

@@ -187,8 +187,9 @@
     const content = contentOf(last, roots);
     // The converter (markdown.js) is installed in this world just before the watcher.
     let md = '';
-    let error = window.__aibMarkdown ? null : 'no converter';
-    try { md = window.__aibMarkdown ? window.__aibMarkdown.convert(content) : ''; } catch (e) { error = String(e); }
+    const convert = typeof window.__aibMarkdown === 'function' ? window.__aibMarkdown : null;
+    let error = convert ? null : 'no converter';
+    try { md = convert ? convert(content) : ''; } catch (e) { error = String(e); }
     if (md) return { text: md, how: content === last ? 'response' : 'content' };
     return { text: deepText(last), how: 'innerText', error };
   };
