@@ -77,6 +77,10 @@ from ..protocol.session_store import (
 from .table import ProviderTable
 
 WATCHER_SOURCE = (Path(__file__).parent / "watcher.js").read_text(encoding="utf-8")
+# The answer converter (window.__aibMarkdown): vendored Turndown + GFM plugin and our rules, in one function scope.
+MARKDOWN_SOURCE = "(function () {\n" + ";\n".join(
+    (Path(__file__).parent / name).read_text(encoding="utf-8")
+    for name in ("vendor/turndown.js", "vendor/turndown-plugin-gfm.js", "markdown.js")) + "\n})();"
 WORLD = "ai-bridge"
 MAX_RETRIES = ASK_ATTEMPTS - 1  # stuck retries (seed 9.2), then a typed error
 PROGRESS_EVERY_S = 0.5
@@ -229,7 +233,7 @@ class ProviderActor:
         # would land in the page's main world.) A new document means a new world, so this runs after every load.
         await conn.tab.send("Runtime.addBinding", {"name": self.binding, "executionContextId": conn.context_id})
         cfg = json.dumps(self.t.watcher_config())
-        await conn.tab.evaluate(f"({WATCHER_SOURCE})({cfg}, {json.dumps(self.binding)})",
+        await conn.tab.evaluate(f"{MARKDOWN_SOURCE}\n({WATCHER_SOURCE})({cfg}, {json.dumps(self.binding)})",
                                 context_id=conn.context_id)
 
     async def drop_conn(self) -> None:
@@ -545,6 +549,9 @@ class ProviderActor:
         st = await self.wait_for(conn, lambda s: s["lastLen"] > 0 and not s["skipThinking"],
                                  self.to.text_render_s, "rendered answer text")
         got = await conn.tab.evaluate("window.__aibWatcher.extract()", context_id=conn.context_id)
+        if isinstance(got, dict) and got.get("error"):
+            self.log.warning("%s: markdown conversion failed, answer taken as plain text: %s", self.t.title,
+                             str(got["error"])[:300])
         answer = normalize(str(got.get("text", "")) if isinstance(got, dict) else "")
         url = str(conn.state.get("url", ""))
         total = trio.current_time() - t0
@@ -686,11 +693,27 @@ def _timings(t0: float, marks: dict[str, float]) -> AskTimings:
 
 
 def normalize(text: str) -> str:
-    """Seed 3.4 / 4.4 clean-up: drop Thinking-time button text and UI residue, tidy blank lines."""
-    lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").split("\n")]
+    """Seed 3.4 / 4.4 clean-up outside fenced code: drop Thinking-time button text (a plain-text fallback can carry
+    it), trailing spaces and extra blank lines. Code is returned as written (two blank lines between functions)."""
     drop = re.compile(r"^(Thinking time[:：]?\s*[\dms ]+|思考時間[:：]\s*[\d分秒ms ]+|Thought for .+)$")
-    kept = [ln for ln in lines if not drop.match(ln.strip())]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+    out: list[str] = []
+    fence = ""
+    for line in text.replace("\r\n", "\n").split("\n"):
+        opener = re.match(r"^\s*(`{3,}|~{3,})", line)
+        if fence:
+            out.append(line)
+            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence) \
+                    and not line.strip().strip(fence[0]):
+                fence = ""
+            continue
+        if opener:
+            fence = opener.group(1)
+        elif drop.match(line.strip()):
+            continue
+        elif not line.strip() and out and not out[-1].strip():
+            continue  # one blank line between blocks is enough
+        out.append(line.rstrip())
+    return "\n".join(out).strip()
 
 
 def is_suspicious(answer: str, question: str) -> bool:

@@ -63,49 +63,6 @@
     return (el.innerText || el.textContent || '').trim();
   };
 
-  // DOM → markdown for the answer: paragraphs, headings, lists, fenced code (language from the class).
-  const toMarkdown = (root, skipButtons) => {
-    const out = [];
-    const walk = (node, ctx) => {
-      if (node.nodeType === Node.TEXT_NODE) { out.push(node.textContent); return; }
-      if (node.nodeType !== Node.ELEMENT_NODE) return;
-      const el = node;
-      const tag = el.tagName;
-      if (skipButtons && (tag === 'BUTTON' || el.getAttribute('role') === 'button')) return;
-      if (tag === 'SCRIPT' || tag === 'STYLE' || tag === 'TEMPLATE') return;
-      if (el.classList && el.classList.contains('sr-only')) return;
-      if (el.shadowRoot) { for (const c of el.shadowRoot.childNodes) walk(c, ctx); return; }
-      if (tag === 'PRE') {
-        const code = el.querySelector('code') || el;
-        const m = (code.className || '').match(/language-([\w+#-]+)/);
-        out.push('\n\n```' + (m ? m[1] : '') + '\n' + (code.textContent || '').replace(/\n$/, '') + '\n```\n\n');
-        return;
-      }
-      if (tag === 'BR') { out.push('\n'); return; }
-      if (/^H[1-6]$/.test(tag)) { out.push('\n\n' + '#'.repeat(+tag[1]) + ' '); el.childNodes.forEach((c) => walk(c, ctx)); out.push('\n\n'); return; }
-      if (tag === 'UL' || tag === 'OL') {
-        out.push('\n');
-        let i = 0;
-        for (const li of el.children) {
-          if (li.tagName !== 'LI') continue;
-          i += 1;
-          out.push('\n' + '  '.repeat(ctx.depth) + (tag === 'OL' ? `${i}. ` : '- '));
-          li.childNodes.forEach((c) => walk(c, { depth: ctx.depth + 1, inList: true }));
-        }
-        out.push('\n\n');
-        return;
-      }
-      if (tag === 'CODE') { out.push('`' + el.textContent + '`'); return; }
-      const block = tag === 'P' || tag === 'DIV' || tag === 'BLOCKQUOTE' || tag === 'TABLE' || tag === 'TR';
-      if (block && !ctx.inList) out.push('\n\n');
-      el.childNodes.forEach((c) => walk(c, ctx));
-      if (tag === 'TD' || tag === 'TH') out.push(' | ');
-      if (block && !ctx.inList) out.push('\n\n');
-    };
-    walk(root, { depth: 0, inList: false });
-    return out.join('').replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
-  };
-
   const lastResponse = (roots) => {
     const s = W.cfg.sel;
     const turns = deep(s.turn || [], roots);
@@ -228,10 +185,13 @@
     if (!last) return { text: '', how: 'none' };
     // Gemini (seed 4.4): the container found from the feedback icon is preferred, then the response element.
     const content = contentOf(last, roots);
-    const md = toMarkdown(content, true);
+    // The converter (markdown.js) is installed in this world just before the watcher.
+    let md = '';
+    const convert = typeof window.__aibMarkdown === 'function' ? window.__aibMarkdown : null;
+    let error = convert ? null : 'no converter';
+    try { md = convert ? convert(content) : ''; } catch (e) { error = String(e); }
     if (md) return { text: md, how: content === last ? 'response' : 'content' };
-    const plain = deepText(last);
-    return { text: plain, how: 'innerText' };
+    return { text: deepText(last), how: 'innerText', error };
   };
   window.__aibWatcher = W;
   report(true);

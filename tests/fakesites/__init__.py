@@ -42,7 +42,9 @@ Unknown fields are rejected with 400 and a message.
 
 *Script* fields (defaults = the benchmark's standard 1.3 s generation)::
 
-    text          null     literal markdown answer; null = use ``rule``
+    text          null     literal markdown answer; null = use ``rule``. Rendered as the site renders an answer
+                           (common/markdown.js: markdown-it, GFM tables / strikethrough / autolinks, newlines as
+                           line breaks, $…$ / $$…$$ math, task items, ``{{cite:Label|URL}}`` citation markers)
     rule          default  "default": deterministic answer derived from the question (see below) | "echo"
     chunks        10       streamed chunks
     intervalMs    100      pause between chunks

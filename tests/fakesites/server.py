@@ -183,7 +183,7 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
 
     @app.get("/cdn/assets/app.js")
     async def app_js() -> Response:
-        return _script("common/markdown.js", "chatgpt/app.js")
+        return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "chatgpt/app.js")
 
     @app.get("/cdn/assets/app.css")
     async def app_css() -> Response:
@@ -306,7 +306,7 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
 
     @app.get("/_/static/gemini.js")
     async def gemini_js() -> Response:
-        return _script("common/markdown.js", "gemini/app.js")
+        return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "gemini/app.js")
 
     @app.get("/_/static/gemini.css")
     async def gemini_css() -> Response:

@@ -74,21 +74,81 @@ function addUserTurn(text) {
   return art;
 }
 
-function codeBlockHtml(lang, code) {
-  const label = escapeHtml(lang || 'text');
-  return '<pre class="overflow-visible"><div class="contain-inline-size rounded-2xl relative">'
-    + `<div class="code-header"><span>${label}</span>`
-    + `<button class="icon-btn copy-code" aria-label="${T.copy}">${T.copyCode}</button></div>`
-    + `<div class="overflow-y-auto" dir="ltr"><code class="whitespace-pre language-${label}">${code}</code></div>`
-    + '</div></pre>';
+// ---------------------------------------------------------------------------------------------------------------
+// Answer markup (as chatgpt.com renders an answer in 2026): blocks carry data-start / data-end source offsets; code
+// blocks are a <pre> holding a header (icon + language display name, Copy code / Run buttons) and a CodeMirror-style
+// viewer (pre.cm-content > code > highlighted spans, no language class); tables sit in two wrappers with a
+// "Copy table" button; links open in a new tab with utm_source=chatgpt.com appended and an icon; math is KaTeX
+// (TeX in the MathML annotation; display math as a block of its own); citations are link pills.
+
+const ICON_USE = (id, cls) => `<svg xmlns="http://www.w3.org/2000/svg" width="20" height="20" aria-hidden="true" class="${cls}"><use href="/cdn/assets/sprites-core.svg#${id}" fill="currentColor"></use></svg>`;
+const HL = { string: 'ͼk', comment: 'ͼl', number: 'ͼj', name: 'ͼm' };
+const sectionId = () => Math.random().toString(36).slice(2, 9);
+
+function withUtm(href) {
+  if (!/^https?:/i.test(href)) return href;
+  const hash = href.indexOf('#');
+  const base = hash === -1 ? href : href.slice(0, hash);
+  const frag = hash === -1 ? '' : href.slice(hash);
+  return base + (base.includes('?') ? '&' : '?') + 'utm_source=chatgpt.com' + frag;
 }
+
+const CHATGPT_MARKUP = {
+  attrs(tag, where, path) {
+    if (!where) return '';
+    const sec = /^(h\d|li)$/.test(tag) ? ` data-section-id="${sectionId()}"` : '';
+    return `${sec} data-start="${where.start}" data-end="${where.end}"`;
+  },
+  listStart: (start) => (start !== 1 ? ` start="${start}"` : ''),
+  open: (kind) => ({ strong: '<strong>', em: '<em>', s: '<del>' }[kind]),
+  close: (kind) => ({ strong: '</strong>', em: '</em>', s: '</del>' }[kind]),
+  codeInline: (html) => `<code>${html}</code>`,
+  linkOpen: (href, ctx) => `<span class="" data-state="closed"><a target="_blank" class="decorated-link" rel="noopener" href="${ctx.escapeHtml(withUtm(href))}">`,
+  linkClose: () => `<span aria-hidden="true" class="ms-0.5 inline-block align-middle leading-none select-none">${ICON_USE('304883', 'block h-[0.75em] w-[0.75em] stroke-current stroke-[0.75] select-none')}</span></a></span>`,
+  mathInline: (tex, ctx) => (ctx.blank ? '<span class="katex"></span>' : ctx.katexHtml(tex)),
+  mathBlock: (tex, where, path, ctx) => (ctx.blank ? '<span class="katex-display"></span>'
+    : `<span class="katex-display">${ctx.katexHtml(tex, { display: true })}</span>`),
+  cite: (label, url, ctx) => `<span class="" data-state="closed"><span class="ms-1 inline-flex max-w-full items-center relative top-[-0.094rem] animate-[show_150ms_ease-in]" data-testid="webpage-citation-pill" style="width: auto;">`
+    + `<a href="${ctx.escapeHtml(withUtm(url))}" target="_blank" rel="noopener" alt="${ctx.escapeHtml(withUtm(url))}" class="flex h-4.5 overflow-hidden rounded-xl px-2 text-[9px] font-medium text-token-text-secondary!">`
+    + '<span class="relative start-0 bottom-0 flex h-full w-full items-center"><span class="flex h-4 w-full items-center justify-between overflow-hidden">'
+    + `<span class="max-w-[15ch] grow truncate overflow-hidden text-center">${ctx.blank ? '' : ctx.escapeHtml(label)}</span></span></span></a></span></span>`,
+  codeBlock(lang, code, where, path, ctx) {
+    if (ctx.blank) return `<pre class="overflow-visible! px-0!"${this.attrs('pre', where, path)}></pre>`;
+    const label = lang ? ctx.languageLabel(lang) : 'plaintext';
+    const run = /^(python|py|javascript|js)$/i.test(lang)
+      ? `<button class="btn relative btn-ghost border-token-border-default ms-2 border font-sans" aria-label="Run code" type="button"><div class="flex w-full items-center justify-center gap-1.5">${ICON_USE('6ef7a4', '-ms-0.5 icon')}Run</div></button>`
+      : '';
+    const codeHtml = code ? ctx.highlight(code, HL) : '';
+    return `<pre class="overflow-visible! px-0!"${this.attrs('pre', where, path)}><div class="relative w-full mt-4 mb-1"><div class=""><div class="contents">`
+      + '<div class="border border-token-border-light border-radius-3xl corner-superellipse/1.1 rounded-3xl"><div class="relative h-full w-full border-radius-3xl bg-(--code-block-surface) overflow-clip rounded-3xl">'
+      + '<div class="select-none sticky z-2 top-(--sticky-padding-top)"><div class="flex w-full items-center justify-between py-1.5 ps-4 pe-1.5 font-sans md:ps-5 bg-(--code-block-surface)">'
+      + `<div class="flex max-w-[75%] min-w-0 cursor-default items-center text-sm font-medium justify-self-start text-token-text-primary">${ICON_USE('e45ab3', 'icon-sm me-2.5 shrink-0')}${ctx.escapeHtml(label)}</div>`
+      + `<div class="flex flex-row items-center gap-0.5 justify-self-end"><button type="button" class="flex gap-1 items-center select-none py-2 text-sm font-medium rounded-full px-2" aria-label="${T.copy}" data-state="closed">${ICON_USE('ce3544', 'icon-md')}<span>${T.copyCode}</span></button>${run}</div></div></div>`
+      + '<div class="pointer-events-none absolute inset-x-4 top-12 bottom-4"><div class="pointer-events-none sticky z-40 shrink-0 z-1!"><div class="sticky bg-token-border-light" style="height: 1px;"></div></div></div>'
+      + '<div class="relative"><div class="h-full min-h-0 min-w-0"><div class="h-full min-h-0 min-w-0" style="width: 100%; transform: none;"><div class=""><div class="relative"><div class="" style="transform: none;"><div class="relative z-0 flex max-w-full">'
+      + '<div id="code-block-viewer" dir="ltr" class="q9tKkq_viewer cm-editor z-10 light:cm-light dark:cm-light flex h-full w-full flex-col items-stretch ͼd ͼr"><div class="cm-scroller">'
+      + `<pre class="cm-content q9tKkq_readonly m-0"><code>${codeHtml}</code></pre></div></div>`
+      + '</div></div></div></div></div></div></div><div class=""><div class="" style="width: 100%; transform: none;"></div></div></div></div></div></div></div></pre>';
+  },
+  tableOpen(where, path) {
+    return '<div class="TyagGW_tableContainer"><div tabindex="-1" class="group TyagGW_tableWrapper flex flex-col-reverse w-fit">'
+      + `<table${this.attrs('table', where, path)} class="w-fit min-w-(--thread-content-width)">`;
+  },
+  tableClose: () => '</table><div class="relative h-0 self-end select-none"><div class="absolute end-0 flex items-end" style="height: 33px;">'
+    + `<span class="" data-state="closed"><button aria-label="Copy table" class="hover:bg-token-bg-tertiary text-token-text-secondary relative z-10 my-1 rounded-sm p-1">${ICON_USE('ce3544', 'icon')}</button></span></div></div></div></div>`,
+  cellOpen(tag, align, where, path) {
+    const style = align ? ` style="text-align: ${align};"` : '';
+    return `<${tag}${this.attrs(tag, where, path)} data-col-size="sm"${tag === 'th' ? ' class="last:pe-10"' : ''}${style}>`;
+  },
+  cellClose: (tag) => `</${tag}>`,
+};
 
 class AssistantTurn {
   constructor(messageId, { error = false } = {}) {
     this.messageId = messageId;
     this.text = '';
     this.stale = false;
-    this.markdown = h('div', { class: 'markdown prose w-full break-words dark:prose-invert light' });
+    this.markdown = h('div', { class: 'markdown prose dark:prose-invert wrap-break-word w-full light markdown-new-styling' });
     if (error) this.markdown.classList.add('text-token-text-error');
     this.message = h('div', {
       'data-message-author-role': 'assistant', 'data-message-id': messageId,
@@ -109,7 +169,7 @@ class AssistantTurn {
     // React does not commit text for a background tab: the block elements exist, their text does not.
     const hidden = document.visibilityState === 'hidden';
     this.stale = hidden;
-    this.markdown.innerHTML = renderMarkdown(this.text, { positions: true, blank: hidden, codeBlock: codeBlockHtml });
+    this.markdown.innerHTML = renderMarkdown(this.text, { hooks: CHATGPT_MARKUP, blank: hidden });
   }
 
   startThinking() {

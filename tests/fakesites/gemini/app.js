@@ -21,13 +21,14 @@ const LANG = BOOT.hl === 'ja' ? 'ja' : 'en';
 const T = {
   en: {
     send: 'Send message', stop: 'Stop response', mic: 'Use microphone', good: 'Good response',
-    bad: 'Bad response', copy: 'Copy response', copyCode: 'Copy code', prompt: 'Enter a prompt here',
+    bad: 'Bad response', copy: 'Copy response', copyCode: 'Copy code', downloadCode: 'Download code',
+    moreOptions: 'More options', prompt: 'Enter a prompt here',
     placeholder: 'Ask Gemini', youSaid: 'You said', geminiSaid: 'Gemini said', newChat: 'New chat',
     loadError: "Couldn't load this conversation.", netError: 'Something went wrong. Please try again.',
   },
   ja: {
     send: 'プロンプトを送信', stop: '回答を停止', mic: 'マイクを使用', good: '良い回答', bad: '悪い回答',
-    copy: '回答をコピー', copyCode: 'コードをコピー', prompt: 'ここにプロンプトを入力してください',
+    copy: '回答をコピー', copyCode: 'コードをコピー', downloadCode: 'コードをダウンロード', moreOptions: 'その他のオプション', prompt: 'ここにプロンプトを入力してください',
     placeholder: 'Gemini に相談', youSaid: 'あなたのプロンプト', geminiSaid: 'Gemini の回答', newChat: 'チャットを新規作成',
     loadError: 'この会話を読み込めませんでした。', netError: '問題が発生しました。もう一度お試しください。',
   },
@@ -94,27 +95,97 @@ class UserQuery extends ShadowElement {
   }
 }
 
-function geminiCodeBlock(lang, code) {
-  const label = escapeHtml(lang || 'code');
-  return `<div class="code-block"><div class="code-block-decoration header-formatted"><span>${label}</span>`
-    + `<button aria-label="${T.copyCode}"><img alt="content_copy" width="24" height="24" src="${ICONS.content_copy}"></button></div>`
-    + `<div class="formatted-code-block-internal-container"><pre><code class="code-container formatted" role="text">${code}</code></pre></div></div>`;
+// ---------------------------------------------------------------------------------------------------------------
+// Answer markup (as gemini.google.com renders an answer in 2026, Angular components): blocks carry
+// data-path-to-node; bold and italic are <b> and <i>; a code block is <response-element> > <code-block> whose
+// header (language display name, Download / Copy buttons with icon ligatures) lives in the element's own shadow
+// root, the code (pre > code.code-container with highlight spans) being slotted in; a table sits in five wrappers
+// with a footer of buttons, and its cells hold a span; left alignment is not marked; math is
+// span.math-inline / div.math-block with the TeX in data-math and KaTeX glyphs without MathML; a citation is an
+// empty footnote <sup> plus a chip button naming the source (no URL in the page).
+
+const HL = { string: 'hljs-string', comment: 'hljs-comment', number: 'hljs-number', name: 'hljs-built_in' };
+const ng = 'ng-tns-c2185672871-17';
+
+class CodeBlock extends HTMLElement {
+  connectedCallback() {
+    if (this.shadowRoot) return;
+    const root = this.attachShadow({ mode: 'open' });
+    const label = this.getAttribute('data-header') || 'Code snippet';
+    const iconButton = (name, aria) => h('gem-icon-button', {
+      tabindex: '-1', type: 'onSurface', size: 'small', fonticonname: name, arialabel: aria, gemtooltip: aria,
+      class: 'mat-mdc-tooltip-trigger gem-button gem-button-size-small',
+    }, h('button', { maticonbutton: '', class: 'mdc-icon-button mat-mdc-icon-button', 'aria-label': aria },
+      h('span', { class: 'mat-mdc-button-persistent-ripple mdc-icon-button__ripple' }),
+      h('gem-icon', {}, matIcon(name)),
+      h('span', { class: 'mat-focus-indicator' }), h('span', { class: 'mat-mdc-button-touch-target' })));
+    root.append(
+      h('style', {}, SHARED_CSS + '.code-block { background: #f0f4f9; border-radius: 12px; padding: 8px 12px; }'),
+      h('div', { class: `code-block ${ng} ng-trigger ng-trigger-codeBlockRevealAnimation`, 'data-hveid': '0' },
+        h('div', { class: `formatted-code-block-internal-container ${ng}` },
+          h('div', { class: `animated-opacity ${ng}` },
+            h('div', { class: `code-block-decoration header-formatted gds-emphasized-body-m ${ng} ng-star-inserted` },
+              h('span', { class: ng }, label),
+              h('div', { class: `buttons ${ng} ng-star-inserted` },
+                iconButton('arrow_circle_down', T.downloadCode), iconButton('content_copy', T.copyCode))),
+            h('slot', {})))));
+  }
 }
+
+const GEMINI_MARKUP = {
+  attrs: (tag, where, path) => (/^(p|h\d|ul|ol|blockquote|hr|table)$/.test(tag) ? ` data-path-to-node="${path}"` : ''),
+  listStart: (start) => ` start="${start}"`,
+  open: (kind) => ({ strong: '<b>', em: '<i>', s: '<s>' }[kind]),
+  close: (kind) => ({ strong: '</b>', em: '</i>', s: '</s>' }[kind]),
+  codeInline: (html) => `<code>${html}</code>`,
+  linkOpen: (href, ctx) => `<a href="${ctx.escapeHtml(href)}" target="_blank" rel="noopener" externallink="" jslog="197247;track:generic_click,impression">`,
+  linkClose: () => '</a>',
+  mathInline: (tex, ctx) => `<span class="math-inline" data-math="${ctx.escapeHtml(tex)}">${ctx.blank ? '' : ctx.katexHtml(tex, { mathml: false })}</span>`,
+  mathBlock: (tex, where, path, ctx) => `<div class="math-block" data-math="${ctx.escapeHtml(tex)}"><span class="katex-display">`
+    + `${ctx.blank ? '' : ctx.katexHtml(tex, { display: true, mathml: false })}</span></div>`,
+  cite: (label, url, ctx) => {
+    const n = ++GEMINI_MARKUP.citations;
+    return `<source-footnote ng-version="0.0.0-PLACEHOLDER"><sup class="superscript" data-turn-source-index="${n}"></sup></source-footnote>`
+      + '<sources-carousel-inline ng-version="0.0.0-PLACEHOLDER"><source-inline-chips class="ng-star-inserted"><source-inline-chip class="ng-star-inserted">'
+      + `<button aria-label="View source details for citation from ${ctx.escapeHtml(label)}.">${ctx.escapeHtml(label)}</button>`
+      + '</source-inline-chip></source-inline-chips></sources-carousel-inline>';
+  },
+  citations: 0,
+  codeBlock(lang, code, where, path, ctx) {
+    const header = lang ? ctx.languageLabel(lang) : 'Code snippet';
+    return `<response-element class="no-md" ng-version="0.0.0-PLACEHOLDER"><!----><code-block class="${ng} enable-luminous-code-block ng-star-inserted" data-header="${ctx.escapeHtml(header)}">`
+      + `<pre class="${ng}"><code role="text" data-test-id="code-content" class="code-container formatted ${ng}">${code ? ctx.highlight(code, HL) + '\n' : ''}</code></pre>`
+      + '</code-block><!----></response-element>';
+  },
+  tableOpen: (where, path) => '<div class="horizontal-scroll-wrapper"><div class="table-block-component"><response-element class="no-md" ng-version="0.0.0-PLACEHOLDER">'
+    + '<table-block class="enable-luminous-table-block ng-star-inserted"><div class="table-block has-export-button new-table-style is-at-scroll-start is-at-scroll-end">'
+    + `<div not-end-of-paragraph="" class="table-content md-content" data-hveid="0"><table data-path-to-node="${path}">`,
+  tableClose: () => '</table></div><div hide-from-message-actions="" class="table-footer hide-on-print hide-from-message-actions">'
+    + `<gem-icon-button tabindex="0" theme="lm" type="tonal" arialabel="${T.moreOptions}" class="mat-mdc-tooltip-trigger overflow-menu-button gem-button">`
+    + `<button maticonbutton="" class="mdc-icon-button mat-mdc-icon-button" aria-label="${T.moreOptions}"><gem-icon>`
+    + '<mat-icon role="img" class="mat-icon notranslate lm-icon-l lumi-symbols mat-ligature-font" aria-hidden="true" data-mat-icon-name="more_horiz" fonticon="more_horiz">more_horiz</mat-icon>'
+    + '</gem-icon></button></gem-icon-button><gem-popover class="ng-star-inserted"></gem-popover></div></div></table-block></response-element></div></div>',
+  cellOpen: (tag, align, where, path) => `<${tag}${align && align !== 'left' ? ` style="text-align: ${align};"` : ''}><span data-path-to-node="${path},0">`,
+  cellClose: (tag) => `</span></${tag}>`,
+};
 
 class ModelResponse extends ShadowElement {
   constructor() {
     super(`.response-container { padding: 8px 0; } .markdown pre { background: #f0f4f9; padding: 12px;
       border-radius: 12px; overflow: auto; } .response-footer { display: flex; gap: 4px; }`);
     this.markdown = h('div', {
-      class: 'markdown markdown-main-panel', 'aria-live': 'polite', 'aria-busy': 'true', dir: 'ltr',
+      'inline-copy-host': '', class: 'markdown markdown-main-panel enable-updated-hr-color md-content stronger',
+      'aria-live': 'polite', 'aria-busy': 'true', dir: 'ltr',
     });
     // thumb_up -> closest button -> footer -> response-container: the container also holds the text
-    this.container = h('div', { class: 'response-container' }, h('span', { class: 'sr-only' }, T.geminiSaid), this.markdown);
+    this.container = h('div', { class: 'response-container' }, h('span', { class: 'sr-only' }, T.geminiSaid),
+      h('message-content', { class: 'ng-star-inserted' }, this.markdown));
     this.root.append(this.container);
   }
 
   setText(text, { error = false } = {}) {
-    this.markdown.innerHTML = renderMarkdown(text, { codeBlock: geminiCodeBlock });
+    GEMINI_MARKUP.citations = 0;
+    this.markdown.innerHTML = renderMarkdown(text, { hooks: GEMINI_MARKUP });
     this.markdown.classList.toggle('error', !!error);
   }
 
@@ -349,6 +420,7 @@ async function loadConversation(id) {
 
 async function boot() {
   await fetch('/_/BardChatUi/data/bootstrap?b=' + encodeURIComponent(BOOT.b || '')).then((r) => r.json());
+  customElements.define('code-block', CodeBlock);
   customElements.define('user-query', UserQuery);
   customElements.define('model-response', ModelResponse);
   customElements.define('chat-history', ChatHistory);
