@@ -3,7 +3,16 @@
 // It enforces the two allowlists of docs/protocol.md (CDP methods, sites) and the per-connection tab leases: a tab
 // whose debugger a connection attached belongs to that connection until it detaches, the tab closes or the
 // connection closes. Other connections do not see it in tabs.query and get `tab_busy` for any command naming it.
+//
+// Two kinds of commands. Provider commands (no `policy` param) may only touch the provider sites. General-tool
+// commands carry the server's domain policy (`policy: {hosts: [...]}`); for them the tab's current URL, and any
+// navigation target, must pass that policy before any chrome.debugger call, and only GENERAL_CDP_METHODS are
+// allowed. A lease remembers its kind: a provider tab is never driven by a general command and vice versa, even from
+// the same server. Tabs a connection opens for the general tools, and tabs their pages open, are *claimed* by that
+// connection (other servers neither see nor touch them). While a general lease holds a tab, main-frame document
+// requests are intercepted here (Fetch) and those to a host outside the policy are blocked before they are sent.
 
+import { isBlankUrl, parsePolicy, urlAllowed } from './policy.js';
 import SHARED from './shared.js';
 
 /** An error with a protocol error code; anything else thrown by a handler is reported as `internal`. */
@@ -25,6 +34,23 @@ export const CDP_METHODS = new Set([
   'Input.insertText', 'Input.dispatchKeyEvent', 'Input.dispatchMouseEvent',
   'Accessibility.getFullAXTree', 'DOM.getDocument', 'DOM.describeNode',
 ]);
+
+/** What the general browser tools may send (actors/browser_tools): page scripts in an isolated world, input,
+ * navigation and history, dialogs, screenshots, console and network events. Nothing else. */
+export const GENERAL_CDP_METHODS = new Set([
+  'Runtime.evaluate', 'Runtime.callFunctionOn', 'Runtime.enable',
+  'Page.bringToFront', 'Page.navigate', 'Page.reload', 'Page.stopLoading', 'Page.captureScreenshot',
+  'Page.getFrameTree', 'Page.createIsolatedWorld', 'Page.getLayoutMetrics', 'Page.getNavigationHistory',
+  'Page.navigateToHistoryEntry', 'Page.handleJavaScriptDialog',
+  'Input.insertText', 'Input.dispatchKeyEvent', 'Input.dispatchMouseEvent',
+  'Network.enable',
+]);
+
+// Methods that leave a page without reading it: allowed on a tab whose current URL the policy denies (so a tool can
+// navigate away from a blocked page), as long as the destination passes.
+const LEAVING_METHODS = new Set(['Page.navigate', 'Page.navigateToHistoryEntry', 'Page.stopLoading',
+  'Page.handleJavaScriptDialog', 'Page.bringToFront']);
+const MAX_BATCH = 64;
 
 const CREATE_WAIT_MS = 30_000;
 
@@ -65,6 +91,18 @@ function stringList(value, name) {
   return value;
 }
 
+/** The command's domain policy, or null for a provider command. */
+function policyOf(params) {
+  if (params.policy === undefined) return null;
+  const policy = parsePolicy(params.policy);
+  if (policy === null) throw new CommandError('bad_params', 'policy must be {"hosts": [host patterns]}');
+  return policy;
+}
+
+function denied(what, url) {
+  return new CommandError('policy_denied', `${what} is outside the allowed domains: ${String(url).slice(0, 300)}`);
+}
+
 export class Executor {
   constructor() {
     /**
@@ -76,6 +114,8 @@ export class Executor {
     this.known = new Map();
     /** tabId -> Set of re-check callbacks of pending tabs.create waits */
     this.waiters = new Map();
+    /** tabId -> connection: tabs opened for a connection's general tools (or by their pages), leased or not */
+    this.claims = new Map();
   }
 
   /** Called once per connection when its handshake completes. */
@@ -86,6 +126,7 @@ export class Executor {
   /** Called when a connection closes: drop its bookkeeping and detach the tabs it leased. */
   release(conn) {
     this.known.delete(conn);
+    for (const [tabId, owner] of this.claims) if (owner === conn) this.claims.delete(tabId);
     for (const [tabId, lease] of this.leases) {
       if (lease.conn !== conn) continue;
       this.leases.delete(tabId);
@@ -104,6 +145,7 @@ export class Executor {
   // ---- helpers -------------------------------------------------------------------------------------------------
 
   _info(tab, conn) {
+    const lease = this.leases.get(tab.id);
     return {
       tabId: tab.id,
       url: tab.url || tab.pendingUrl || '',
@@ -111,8 +153,32 @@ export class Executor {
       status: tab.status ?? 'unknown',
       active: Boolean(tab.active),
       windowId: tab.windowId,
-      attachedByMe: this.leases.get(tab.id)?.conn === conn,
+      attachedByMe: lease?.conn === conn,
+      leaseKind: lease?.conn === conn ? lease.kind : null,
+      claimedByMe: this.claims.get(tab.id) === conn,
     };
+  }
+
+  /** A tab as a general command may see it: a tab outside the policy shows no title (page data), and no URL
+   * either unless it is this connection's own (claimed, or leased by its providers). */
+  _generalInfo(tab, conn, policy) {
+    const info = this._info(tab, conn);
+    info.allowed = urlAllowed(policy, info.url);
+    if (!info.allowed) {
+      info.title = '';
+      if (!info.claimedByMe && !info.leaseKind) info.url = '';
+    }
+    return info;
+  }
+
+  /** A new tab whose opener is one of a connection's general tabs is claimed by that connection. */
+  _claimByOpener(tab) {
+    if (tab.openerTabId === undefined || this.claims.has(tab.id) || this.leases.has(tab.id)) return;
+    const lease = this.leases.get(tab.openerTabId);
+    const owner = lease?.kind === 'general' ? lease.conn : this.claims.get(tab.openerTabId);
+    if (owner === undefined || owner.state === 'closed') return;
+    this.claims.set(tab.id, owner);
+    this.known.get(owner)?.add(tab.id);
   }
 
   async _getTab(tabId) {
@@ -126,13 +192,25 @@ export class Executor {
   _notBusy(conn, tabId) {
     const lease = this.leases.get(tabId);
     if (lease && lease.conn !== conn) throw new CommandError('tab_busy', `tab ${tabId} is leased by another server`);
+    const claim = this.claims.get(tabId);
+    if (claim && claim !== conn) throw new CommandError('tab_busy', `tab ${tabId} belongs to another server`);
+  }
+
+  /** A provider command may not touch a general lease of its own server, nor a general command a provider's. */
+  _sameKind(lease, policy) {
+    const kind = policy ? 'general' : 'provider';
+    if (lease && lease.kind !== kind) {
+      throw new CommandError('tab_busy', policy ? 'that tab belongs to a provider (an ask tab)'
+        : 'that tab belongs to the general browser tools');
+    }
   }
 
   /** The caller's lease on an attached tab (waits for a still-running attach). */
-  async _myLease(conn, tabId) {
+  async _myLease(conn, tabId, policy = null, anyKind = false) {
     this._notBusy(conn, tabId);
     const lease = this.leases.get(tabId);
     if (!lease) throw new CommandError('not_attached', `debugger is not attached to tab ${tabId}`);
+    if (!anyKind) this._sameKind(lease, policy);
     try {
       await lease.ready;
     } catch {
@@ -143,9 +221,19 @@ export class Executor {
   }
 
   /** Tabs the connection may activate/close: on the site allowlist, or ones it created/attached itself. */
-  async _drivableTab(conn, tabId) {
+  async _drivableTab(conn, tabId, policy = null) {
     this._notBusy(conn, tabId);
     const tab = await this._getTab(tabId);
+    if (policy) {
+      // The general tools activate or close only the tabs they hold: claimed (opened for them) or leased by them.
+      const lease = this.leases.get(tabId);
+      this._sameKind(lease, policy);
+      if (this.claims.get(tabId) !== conn && !lease) {
+        throw new CommandError('tab_busy', `tab ${tabId} is not held by this server's browser tools`);
+      }
+      return tab;
+    }
+    if (this.claims.has(tabId)) throw new CommandError('tab_busy', 'that tab belongs to the general browser tools');
     if (!siteAllowed(tab.url || tab.pendingUrl, conn.selfTestUrl) && !this.known.get(conn)?.has(tabId)) {
       throw new CommandError('site_not_allowed', `tab ${tabId} is not on the site allowlist`);
     }
@@ -193,8 +281,52 @@ export class Executor {
         await chrome.debugger.detach({ tabId });
         await chrome.debugger.attach({ tabId }, '1.3');
       } catch {
-        throw new CommandError('cdp_error', message);
+        // Not ours to detach: DevTools (or another extension) holds the tab. Retrying cannot help.
+        throw new CommandError('devtools_open', message);
       }
+    }
+  }
+
+  /** Attach for the general tools: the debugger, then this tab's navigation guard (Page events for the URL at
+   * commit, the main frame's id, Fetch interception of document requests). The lease is ready after all of it. */
+  async _attachGeneral(tabId, lease) {
+    await this._attach(tabId);
+    const target = { tabId };
+    try {
+      await chrome.debugger.sendCommand(target, 'Page.enable');
+      const tree = await chrome.debugger.sendCommand(target, 'Page.getFrameTree');
+      lease.mainFrameId = tree?.frameTree?.frame?.id ?? null;
+      await chrome.debugger.sendCommand(target, 'Fetch.enable', {
+        patterns: [{ urlPattern: '*', resourceType: 'Document', requestStage: 'Request' }],
+      });
+    } catch (e) {
+      throw new CommandError('cdp_error', String(e?.message ?? e));
+    }
+  }
+
+  /** The policy check of one general CDP command, on the tab's URL now and on where it would go. */
+  async _checkGeneral(lease, tabId, method, cdpParams, policy) {
+    if (!LEAVING_METHODS.has(method) && !urlAllowed(policy, lease.url)) throw denied(`tab ${tabId}`, lease.url);
+    if (method === 'Page.navigate' && !urlAllowed(policy, cdpParams.url)) throw denied('navigation target', cdpParams.url);
+    if (method === 'Page.navigateToHistoryEntry') {
+      let entry;
+      try {
+        const history = await chrome.debugger.sendCommand({ tabId }, 'Page.getNavigationHistory');
+        entry = history?.entries?.find((e) => e.id === cdpParams.entryId);
+      } catch (e) {
+        throw new CommandError('cdp_error', String(e?.message ?? e));
+      }
+      if (!entry) throw new CommandError('bad_params', `no history entry ${cdpParams.entryId}`);
+      if (!urlAllowed(policy, entry.url)) throw denied('history entry', entry.url);
+    }
+  }
+
+  async _send(tabId, method, cdpParams) {
+    try {
+      // Verbatim; e.g. Runtime.evaluate of `undefined` has no result.value and that is passed on as is.
+      return (await chrome.debugger.sendCommand({ tabId }, method, cdpParams)) ?? {};
+    } catch (e) {
+      throw new CommandError('cdp_error', String(e?.message ?? e));
     }
   }
 
@@ -203,8 +335,37 @@ export class Executor {
   onDebuggerEvent(source, method, params) {
     if (source.tabId === undefined || source.sessionId) return; // child sessions: never requested
     const lease = this.leases.get(source.tabId);
+    if (method === 'Fetch.requestPaused') return this._onRequestPaused(source.tabId, lease, params ?? {});
+    if (method === 'Page.frameNavigated' && lease?.kind === 'general' && params?.frame && !params.frame.parentId) {
+      // At commit, before the new document runs anything: the URL every later check of this tab uses.
+      lease.url = params.frame.unreachableUrl || params.frame.url;
+      lease.mainFrameId = params.frame.id;
+    }
     if (lease?.subs.has(method)) {
       lease.conn.sendEvent('cdp', { tabId: source.tabId, method, params: params ?? {} });
+    }
+  }
+
+  /** The general tools' navigation guard: a main-frame document request to a denied host is failed before it is
+   * sent (a redirect hop is paused like the first request). Anything else continues at once. */
+  _onRequestPaused(tabId, lease, params) {
+    const target = { tabId };
+    const { requestId } = params;
+    const go = (method, extra = {}) =>
+      chrome.debugger.sendCommand(target, method, { requestId, ...extra }).catch(() => {});
+    if (lease?.kind !== 'general') {
+      // The lease is gone (a restarted worker lost it, or the tab was released): stop intercepting this tab.
+      go('Fetch.continueRequest');
+      chrome.debugger.sendCommand(target, 'Fetch.disable').catch(() => {});
+      return;
+    }
+    const url = params.request?.url ?? '';
+    const mainFrame = params.resourceType === 'Document' && params.frameId === lease.mainFrameId;
+    if (mainFrame && !urlAllowed(lease.policy, url)) {
+      go('Fetch.failRequest', { errorReason: 'BlockedByClient' });
+      lease.conn.sendEvent('policyBlocked', { tabId, url: url.slice(0, 2000) });
+    } else {
+      go('Fetch.continueRequest');
     }
   }
 
@@ -217,6 +378,7 @@ export class Executor {
 
   onTabRemoved(tabId) {
     for (const check of this.waiters.get(tabId) ?? []) check();
+    this.claims.delete(tabId);
     for (const [conn, tabs] of this.known) {
       if (tabs.delete(tabId)) conn.sendEvent('tabClosed', { tabId });
     }
@@ -225,6 +387,7 @@ export class Executor {
 
   onTabUpdated(tabId, changeInfo, tab) {
     for (const check of this.waiters.get(tabId) ?? []) check();
+    this._claimByOpener(tab);
     const lease = this.leases.get(tabId);
     if (lease && changeInfo.url !== undefined) lease.url = changeInfo.url;
     if (!('url' in changeInfo) && !('status' in changeInfo)) return; // title/favicon/audible noise
@@ -236,6 +399,14 @@ export class Executor {
 
 // ---- command handlers (`this` is the Executor) ------------------------------------------------------------------
 
+function cdpCommand(c) {
+  if (!isPlainObject(c)) throw new CommandError('bad_params', 'each command must be {"method", "params"}');
+  const { method, params = {} } = c;
+  if (typeof method !== 'string') throw new CommandError('bad_params', 'method must be a string');
+  if (!isPlainObject(params)) throw new CommandError('bad_params', 'params must be an object');
+  return { method, params };
+}
+
 const HANDLERS = {
   async 'ext.info'(conn) {
     const attached = [...this.leases].filter(([, l]) => l.conn === conn).map(([tabId]) => tabId);
@@ -243,6 +414,20 @@ const HANDLERS = {
   },
 
   async 'tabs.query'(conn, params) {
+    const policy = policyOf(params);
+    const mine = (t) => (this.leases.get(t.id)?.conn ?? conn) === conn && (this.claims.get(t.id) ?? conn) === conn;
+    if (policy) {
+      // Every web tab this connection may know of: its own, its providers', and the ones nobody holds. Other
+      // servers' tabs are left out; pages of other schemes (chrome://, extensions) are never offered.
+      const out = [];
+      for (const t of await chrome.tabs.query({})) {
+        this._claimByOpener(t);
+        const url = t.url || t.pendingUrl || '';
+        if (!mine(t) || !(isBlankUrl(url) || /^https?:/i.test(url) || this.claims.get(t.id) === conn)) continue;
+        out.push(this._generalInfo(t, conn, policy));
+      }
+      return { tabs: out };
+    }
     const patterns = stringList(params.urlPatterns, 'urlPatterns');
     if (patterns.length === 0) return { tabs: [] }; // chrome.tabs.query({url: []}) would list every tab
     let tabs;
@@ -251,22 +436,25 @@ const HANDLERS = {
     } catch (e) {
       throw new CommandError('bad_params', String(e?.message ?? e)); // e.g. an invalid match pattern
     }
-    return {
-      tabs: tabs.filter((t) => (this.leases.get(t.id)?.conn ?? conn) === conn).map((t) => this._info(t, conn)),
-    };
+    return { tabs: tabs.filter((t) => mine(t) && !this.claims.has(t.id)).map((t) => this._info(t, conn)) };
   },
 
   async 'tabs.get'(conn, params) {
     const tabId = tabIdOf(params);
+    const policy = policyOf(params);
     this._notBusy(conn, tabId);
-    return { tab: this._info(await this._getTab(tabId), conn) };
+    const tab = await this._getTab(tabId);
+    return { tab: policy ? this._generalInfo(tab, conn, policy) : this._info(tab, conn) };
   },
 
   async 'tabs.create'(conn, params) {
     const { url, newWindow = false } = params;
+    const policy = policyOf(params);
     if (typeof url !== 'string') throw new CommandError('bad_params', 'url must be a string');
     if (typeof newWindow !== 'boolean') throw new CommandError('bad_params', 'newWindow must be a boolean');
-    if (!siteAllowed(url, conn.selfTestUrl)) throw new CommandError('site_not_allowed', `url not allowed: ${url}`);
+    if (policy ? !urlAllowed(policy, url) : !siteAllowed(url, conn.selfTestUrl)) {
+      throw policy ? denied('url', url) : new CommandError('site_not_allowed', `url not allowed: ${url}`);
+    }
     let tab;
     if (newWindow) {
       // A window of its own keeps the page visible (visibilityState 'visible') whatever else is in front.
@@ -277,18 +465,23 @@ const HANDLERS = {
       tab = await chrome.tabs.create({ url, active: true });
     }
     this.known.get(conn)?.add(tab.id);
+    if (policy) {
+      // The general tools navigate it themselves (with their own load wait): return at once.
+      this.claims.set(tab.id, conn);
+      return { tab: this._generalInfo(tab, conn, policy) };
+    }
     return { tab: this._info(await this._waitLoaded(tab.id, CREATE_WAIT_MS), conn) };
   },
 
   async 'tabs.activate'(conn, params) {
-    const tab = await this._drivableTab(conn, tabIdOf(params));
+    const tab = await this._drivableTab(conn, tabIdOf(params), policyOf(params));
     await chrome.tabs.update(tab.id, { active: true });
     await chrome.windows.update(tab.windowId, { focused: true });
     return {};
   },
 
   async 'tabs.close'(conn, params) {
-    const tab = await this._drivableTab(conn, tabIdOf(params));
+    const tab = await this._drivableTab(conn, tabIdOf(params), policyOf(params));
     try {
       await chrome.tabs.remove(tab.id);
     } catch {
@@ -299,20 +492,34 @@ const HANDLERS = {
 
   async 'debugger.attach'(conn, params) {
     const tabId = tabIdOf(params);
+    const policy = policyOf(params);
     this._notBusy(conn, tabId);
     const tab = await this._getTab(tabId);
-    if (!siteAllowed(tab.url || tab.pendingUrl, conn.selfTestUrl)) {
-      throw new CommandError('site_not_allowed', `tab ${tabId} is not on the site allowlist`);
+    const url = tab.url || tab.pendingUrl;
+    if (policy) {
+      if (!urlAllowed(policy, url)) throw denied(`tab ${tabId}`, url);
+    } else {
+      if (this.claims.has(tabId)) throw new CommandError('tab_busy', 'that tab belongs to the general browser tools');
+      if (!siteAllowed(url, conn.selfTestUrl)) {
+        throw new CommandError('site_not_allowed', `tab ${tabId} is not on the site allowlist`);
+      }
     }
     // Re-check after the await: take the lease synchronously *before* attaching so that a concurrent attach from
     // another connection sees tab_busy instead of racing us inside chrome.debugger.
     this._notBusy(conn, tabId);
+    const done = async () => (policy ? { tab: this._generalInfo(await this._getTab(tabId), conn, policy) } : {});
     const existing = this.leases.get(tabId);
     if (existing) {
-      await this._myLease(conn, tabId);
-      return {};
+      await this._myLease(conn, tabId, policy);
+      if (policy) existing.policy = policy;
+      if (policy && params.claim === true && !this.claims.has(tabId)) this.claims.set(tabId, conn);
+      return done();
     }
-    const lease = { conn, ready: this._attach(tabId), subs: new Set(), url: tab.url };
+    const lease = {
+      conn, ready: null, subs: new Set(), url: tab.url, kind: policy ? 'general' : 'provider', policy,
+      mainFrameId: null,
+    };
+    lease.ready = policy ? this._attachGeneral(tabId, lease) : this._attach(tabId);
     this.leases.set(tabId, lease);
     try {
       await lease.ready;
@@ -327,14 +534,18 @@ const HANDLERS = {
       throw e;
     }
     this.known.get(conn)?.add(tabId);
-    return {};
+    // `claim`: a tab the server's tools opened before this connection existed (the extension reconnected).
+    if (policy && params.claim === true && !this.claims.has(tabId)) this.claims.set(tabId, conn);
+    return done();
   },
 
   async 'debugger.detach'(conn, params) {
     const tabId = tabIdOf(params);
+    const policy = policyOf(params);
     this._notBusy(conn, tabId);
     const lease = this.leases.get(tabId);
     if (!lease) return {};
+    this._sameKind(lease, policy);
     this.leases.delete(tabId);
     try {
       await lease.ready;
@@ -347,11 +558,17 @@ const HANDLERS = {
 
   async 'cdp.send'(conn, params) {
     const tabId = tabIdOf(params);
-    const { method, params: cdpParams = {} } = params;
-    if (typeof method !== 'string') throw new CommandError('bad_params', 'method must be a string');
-    if (!isPlainObject(cdpParams)) throw new CommandError('bad_params', 'params must be an object');
-    if (!CDP_METHODS.has(method)) throw new CommandError('method_not_allowed', `CDP method not allowed: ${method}`);
-    const lease = await this._myLease(conn, tabId);
+    const policy = policyOf(params);
+    const { method, params: cdpParams } = cdpCommand(params);
+    if (!(policy ? GENERAL_CDP_METHODS : CDP_METHODS).has(method)) {
+      throw new CommandError('method_not_allowed', `CDP method not allowed: ${method}`);
+    }
+    const lease = await this._myLease(conn, tabId, policy);
+    if (policy) {
+      lease.policy = policy;
+      await this._checkGeneral(lease, tabId, method, cdpParams, policy);
+      return this._send(tabId, method, cdpParams);
+    }
     // The tab may have navigated since the attach: check where it is now, and where it is being sent.
     if (!siteAllowed(lease.url, conn.selfTestUrl)) {
       throw new CommandError('site_not_allowed', `tab ${tabId} is not on the site allowlist: ${lease.url}`);
@@ -359,18 +576,39 @@ const HANDLERS = {
     if (method === 'Page.navigate' && !siteAllowed(cdpParams.url, conn.selfTestUrl)) {
       throw new CommandError('site_not_allowed', `navigation target not allowed: ${cdpParams.url}`);
     }
-    try {
-      // Verbatim; e.g. Runtime.evaluate of `undefined` has no result.value and that is passed on as is.
-      return (await chrome.debugger.sendCommand({ tabId }, method, cdpParams)) ?? {};
-    } catch (e) {
-      throw new CommandError('cdp_error', String(e?.message ?? e));
+    return this._send(tabId, method, cdpParams);
+  },
+
+  /** General tools only: several CDP commands in order, in one frame (an input sequence, a screenshot after
+   * bringing the tab to front). Each is checked like a cdp.send right before it is sent; the first failure ends the
+   * batch with its error. */
+  async 'cdp.batch'(conn, params) {
+    const tabId = tabIdOf(params);
+    const policy = policyOf(params);
+    if (!policy) throw new CommandError('bad_params', 'cdp.batch is a general-tool command: it needs a policy');
+    const { commands } = params;
+    if (!Array.isArray(commands) || commands.length === 0 || commands.length > MAX_BATCH) {
+      throw new CommandError('bad_params', `commands must be an array of 1 to ${MAX_BATCH} commands`);
     }
+    const list = commands.map(cdpCommand);
+    for (const { method } of list) {
+      if (!GENERAL_CDP_METHODS.has(method)) throw new CommandError('method_not_allowed', `CDP method not allowed: ${method}`);
+    }
+    const lease = await this._myLease(conn, tabId, policy);
+    lease.policy = policy;
+    const results = [];
+    for (const { method, params: cdpParams } of list) {
+      await this._checkGeneral(lease, tabId, method, cdpParams, policy);
+      results.push(await this._send(tabId, method, cdpParams));
+    }
+    return { results };
   },
 
   async 'cdp.subscribe'(conn, params) {
     const tabId = tabIdOf(params);
     const methods = stringList(params.methods, 'methods');
-    const lease = await this._myLease(conn, tabId);
+    // Only forwards events of the caller's own lease, of either kind (the relay subscribes for every actor).
+    const lease = await this._myLease(conn, tabId, null, true);
     lease.subs = new Set(methods);
     return {};
   },

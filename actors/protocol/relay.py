@@ -80,6 +80,7 @@ class TabEventKind(enum.StrEnum):
     TAB_CLOSED = "tabClosed"
     TAB_UPDATED = "tabUpdated"
     DISCONNECTED = "disconnected"
+    POLICY_BLOCKED = "policyBlocked"  # the extension blocked a general tab's navigation to a denied host
 
 
 @attrs.frozen
