@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -54,6 +55,11 @@ class Config:
     allow_faults: bool = False  # the console's fault helpers (crash/hang/slow an actor, drop the extension socket)
     debug_dumps_keep: int = 50  # newest debug dumps kept in <state_dir>/debug
     private_text: bool = False  # keep question and answer text out of history.jsonl and debug dumps
+    # The general browser tools (docs/tools.md): safe mode (read-only tools only) unless these say otherwise, and a
+    # default-deny domain policy: host patterns they may touch (none by default).
+    enable_mutations: bool = False
+    unsafe_enable_eval: bool = False
+    allowed_domains: tuple[str, ...] = ()
 
     @property
     def log_file(self) -> Path:
@@ -145,6 +151,37 @@ def _args(v: Any) -> tuple[str, ...]:
     raise ValueError(f"expected a list of strings, got {v!r}")
 
 
+_LABEL = r"[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?"
+_HOST = re.compile(rf"{_LABEL}(?:\.{_LABEL})*|\[[0-9a-f:.]+\]")
+
+
+def host_pattern(text: str) -> str:
+    """One allowed-domain pattern, normalized: ``*``, ``example.com`` or ``*.example.com`` (lower case, IDN as
+    punycode, no trailing dot). The extension's copy of the grammar is extension/policy.js."""
+    p = text.strip().lower().rstrip(".")
+    if p == "*":
+        return p
+    bare = p[2:] if p.startswith("*.") else p
+    try:
+        bare = bare.encode("idna").decode("ascii") if not bare.isascii() else bare
+    except UnicodeError:
+        raise ValueError(f"{text!r} is not a valid host name") from None
+    if not _HOST.fullmatch(bare):
+        raise ValueError(f"{text!r} is not a host pattern: write example.com, *.example.com or * (no scheme, port "
+                         "or path)")
+    return ("*." if p.startswith("*.") else "") + bare
+
+
+def _domains(v: Any) -> tuple[str, ...]:
+    if isinstance(v, str):
+        items = [a for a in re.split(r"[\s,]+", v) if a]  # env var: comma- or whitespace-separated
+    elif isinstance(v, list | tuple) and all(isinstance(a, str) for a in v):
+        items = list(v)
+    else:
+        raise ValueError(f"expected a list of host patterns, got {v!r}")
+    return tuple(dict.fromkeys(host_pattern(a) for a in items))
+
+
 _FIELDS: dict[str, Any] = {
     "state_dir": _path,
     "log_level": _choice(LOG_LEVELS),
@@ -164,6 +201,9 @@ _FIELDS: dict[str, Any] = {
     "allow_faults": _bool,
     "debug_dumps_keep": _count,
     "private_text": _bool,
+    "enable_mutations": _bool,
+    "unsafe_enable_eval": _bool,
+    "allowed_domains": _domains,
 }
 
 _ENV_ALIASES = {"browser_path": ("AI_BRIDGE_BROWSER_PATH", "AI_BRIDGE_BROWSER_BIN")}
@@ -202,7 +242,7 @@ def load(cli: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None 
     for name, raw in (cli or {}).items():
         if raw is None or name not in _FIELDS:
             continue
-        if name == "browser_args" and not raw:
+        if name in ("browser_args", "allowed_domains") and not raw:
             continue
         values[name] = _parse(name, raw, "option --" + name.replace("_", "-"))
     return Config(**values)

@@ -193,3 +193,82 @@ class JobNotFound(BridgeError):
     """A background job id that this server does not know (never started here, expired, or the server restarted)."""
 
     code = "job_not_found"
+
+
+# --- general browser tools (actors/browser_tools) -----------------------------------------------------------------
+
+
+class BrowserToolError(BridgeError):
+    """Base of the general browser tools' errors (each subclass has its own code)."""
+
+
+class NoTarget(BrowserToolError):
+    """No tab to act on: none selected, an unknown tab id, or a tab that is not this server's to drive."""
+
+    code = "no_target"
+
+
+class TargetGone(BrowserToolError):
+    """The tab closed (or the browser went away) while the tools held it."""
+
+    code = "target_gone"
+
+
+class PolicyDenied(BrowserToolError):
+    """The tab's URL, or where a call would take it, is outside the allowed domains."""
+
+    code = "policy_denied"
+
+
+class MutationsDisabled(BrowserToolError):
+    """An interaction or navigation tool in safe mode (the server runs without --enable-mutations)."""
+
+    code = "mutations_disabled"
+
+
+class EvalDisabled(BrowserToolError):
+    """`eval` on a server started without --unsafe-enable-eval."""
+
+    code = "eval_disabled"
+
+
+class DevtoolsOpen(BrowserToolError):
+    """Another debugger (DevTools, another extension) is attached to the tab, so ours cannot be."""
+
+    code = "devtools_open"
+
+
+class Detached(BrowserToolError):
+    """Our debugger was detached from the tab during the call (the user cancelled it, or the tab crashed)."""
+
+    code = "detached"
+
+
+class NavigationFailed(BrowserToolError):
+    """The browser could not load the page (DNS, connection, TLS, a bad URL, no history entry)."""
+
+    code = "navigation_failed"
+
+
+class ElementNotFound(BrowserToolError):
+    """No element matches the selector, or the ref no longer resolves to one."""
+
+    code = "element_not_found"
+
+
+class ElementNotInteractable(BrowserToolError):
+    """The element exists but cannot take the action: hidden, disabled, covered, or of the wrong kind."""
+
+    code = "element_not_interactable"
+
+
+class BrowserTimeout(BrowserToolError):
+    """A wait of the browser tools ran out (a page load, wait_for, an element to become actionable)."""
+
+    code = "timeout"
+
+
+class DialogOpen(BrowserToolError):
+    """A JavaScript dialog (alert, confirm, prompt, beforeunload) is open on the tab and blocks the page."""
+
+    code = "dialog_open"

@@ -74,6 +74,16 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--allow-faults", action="store_true", default=None,
                    help="enable the console's fault helpers: crash/hang/slow an actor's next message, drop the "
                    "extension socket (for testing recovery; env AI_BRIDGE_ALLOW_FAULTS)")
+    t = s.add_argument_group("general browser tools (safe mode and domain policy; see docs/tools.md)")
+    t.add_argument("--enable-mutations", action="store_true", default=None,
+                   help="allow the interaction and navigation tools (click, type, navigate, tab_new, ...); "
+                   "without it only read-only tools run (env AI_BRIDGE_ENABLE_MUTATIONS)")
+    t.add_argument("--unsafe-enable-eval", action="store_true", default=None,
+                   help="allow the eval tool: JavaScript of the agent's choosing in allowed pages "
+                   "(env AI_BRIDGE_UNSAFE_ENABLE_EVAL)")
+    t.add_argument("--allow-domain", dest="allowed_domains", action="append", default=[], metavar="PATTERN",
+                   help="a host the browser tools may touch: example.com, *.example.com (it and its subdomains) or "
+                   "* (all); repeatable; default none (env AI_BRIDGE_ALLOWED_DOMAINS, comma-separated)")
 
     a = sub.add_parser("ask", help="ask ChatGPT and/or Gemini from the terminal (progress on stderr)",
                        description="Ask through the browser, as the MCP tools do, and print the answer on stdout.")
@@ -112,7 +122,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 CONFIG_KEYS = ("state_dir", "log_level", "discovery_port", "browser", "browser_path", "profile_dir", "isolated",
-               "headless", "browser_args", "close_browser", "project", "allow_faults", "private_text")
+               "headless", "browser_args", "close_browser", "project", "allow_faults", "private_text",
+               "enable_mutations", "unsafe_enable_eval", "allowed_domains")
 
 
 def _config(args: argparse.Namespace) -> Any:
