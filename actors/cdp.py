@@ -3,6 +3,10 @@ CDP session API for one tab. Not an actor: a library over `RELAY` messages, so a
 
 Every reply from the extension is checked before use; a reply of the wrong shape is `BadExtensionReply`, a typed
 error the caller reports, never a crash (a broken or hostile extension cannot crash-loop an actor).
+
+Provider actors send plain commands (the extension's site allowlist applies). The general browser tools pass a
+`policy` (their allowed host patterns, ``{"hosts": [...]}``) to `Extension` / `CdpTab`: every command then carries
+it, and the extension checks the tab's URL against it before any chrome.debugger call (docs/protocol.md).
 """
 
 from __future__ import annotations
@@ -49,32 +53,47 @@ class TabInfo:
     active: bool = False
     window_id: int | None = None
     attached_by_me: bool = False
+    lease_kind: str | None = None  # "provider" / "general": how this server's connection holds it, if it does
+    claimed_by_me: bool = False  # opened for this server's general tools (or by a page in one of their tabs)
+    allowed: bool | None = None  # general queries: the URL passes the policy (if not, url and title are blank)
 
     @classmethod
     def parse(cls, value: JSON, what: str) -> TabInfo:
         obj = _obj(value, what)
         window = obj.get("windowId")
+        kind = obj.get("leaseKind")
+        allowed = obj.get("allowed")
         return cls(tab_id=_int(obj, "tabId", what), url=_str(obj, "url", what, ""),
                    title=_str(obj, "title", what, ""), status=_str(obj, "status", what, ""),
                    active=obj.get("active") is True, window_id=window if isinstance(window, int) else None,
-                   attached_by_me=obj.get("attachedByMe") is True)
+                   attached_by_me=obj.get("attachedByMe") is True,
+                   lease_kind=kind if kind in ("provider", "general") else None,
+                   claimed_by_me=obj.get("claimedByMe") is True,
+                   allowed=allowed if isinstance(allowed, bool) else None)
 
 
 class Extension:
-    """Typed extension commands (docs/protocol.md) over the relay."""
+    """Typed extension commands (docs/protocol.md) over the relay. With a `policy`, every command is a general-tool
+    command that carries it."""
 
-    def __init__(self, relay: Relay) -> None:
+    def __init__(self, relay: Relay, policy: JSONObject | None = None) -> None:
         self.relay = relay
+        self.policy = policy
 
     async def command(self, method: str, params: JSONObject | None = None, *, timeout_s: float = 10.0) -> JSONObject:
-        return await self.relay.call(ExtCommand(method, params or {}, timeout_s), timeout=timeout_s + 5)
+        params = dict(params or {})
+        if self.policy is not None:
+            params["policy"] = self.policy
+        return await self.relay.call(ExtCommand(method, params, timeout_s), timeout=timeout_s + 5)
 
     async def tab(self, tab_id: int, *, timeout_s: float = 10.0) -> TabInfo:
         got = await self.command("tabs.get", {"tabId": tab_id}, timeout_s=timeout_s)
         return TabInfo.parse(got.get("tab"), "tabs.get")
 
-    async def tabs(self, url_patterns: tuple[str, ...], *, timeout_s: float = 10.0) -> tuple[TabInfo, ...]:
-        got = await self.command("tabs.query", {"urlPatterns": list(url_patterns)}, timeout_s=timeout_s)
+    async def tabs(self, url_patterns: tuple[str, ...] = (), *, timeout_s: float = 10.0) -> tuple[TabInfo, ...]:
+        """Provider tabs matching `url_patterns`; with a policy, every web tab this server may know of."""
+        params: JSONObject = {} if self.policy is not None else {"urlPatterns": list(url_patterns)}
+        got = await self.command("tabs.query", params, timeout_s=timeout_s)
         tabs = got.get("tabs")
         if not isinstance(tabs, list):
             raise BadExtensionReply(f"tabs.query: 'tabs' must be a list, got {type(tabs).__name__}")
@@ -84,22 +103,57 @@ class Extension:
         got = await self.command("tabs.create", {"url": url, "newWindow": new_window}, timeout_s=timeout_s)
         return TabInfo.parse(got.get("tab"), "tabs.create")
 
-    async def attach(self, tab_id: int, *, timeout_s: float = 10.0) -> None:
-        await self.command("debugger.attach", {"tabId": tab_id}, timeout_s=timeout_s)
+    async def attach(self, tab_id: int, *, claim: bool = False, timeout_s: float = 10.0) -> TabInfo | None:
+        """Attach the debugger. A general attach answers with the tab (and with `claim`, claims it again for this
+        connection, e.g. after the extension reconnected)."""
+        params: JSONObject = {"tabId": tab_id}
+        if claim:
+            params["claim"] = True
+        got = await self.command("debugger.attach", params, timeout_s=timeout_s)
+        return TabInfo.parse(got["tab"], "debugger.attach") if "tab" in got else None
+
+    async def detach(self, tab_id: int, *, timeout_s: float = 10.0) -> None:
+        await self.command("debugger.detach", {"tabId": tab_id}, timeout_s=timeout_s)
+
+    async def activate(self, tab_id: int, *, timeout_s: float = 10.0) -> None:
+        await self.command("tabs.activate", {"tabId": tab_id}, timeout_s=timeout_s)
+
+    async def close(self, tab_id: int, *, timeout_s: float = 10.0) -> None:
+        await self.command("tabs.close", {"tabId": tab_id}, timeout_s=timeout_s)
 
 
 class CdpTab:
-    """The CDP session of one attached tab: commands, page scripts, event subscription."""
+    """The CDP session of one attached tab: commands, page scripts, event subscription. With a `policy`, commands
+    are general-tool commands (`cdp.send` / `cdp.batch` carrying it)."""
 
-    def __init__(self, relay: Relay, tab_id: int) -> None:
+    def __init__(self, relay: Relay, tab_id: int, policy: JSONObject | None = None) -> None:
         self.relay = relay
         self.tab_id = tab_id
+        self.policy = policy
+
+    def _params(self, params: JSONObject) -> JSONObject:
+        params["tabId"] = self.tab_id
+        if self.policy is not None:
+            params["policy"] = self.policy
+        return params
 
     async def send(self, method: str, params: JSONObject | None = None, *, timeout_s: float = 30.0) -> JSONObject:
         return await self.relay.call(
-            ExtCommand("cdp.send", {"tabId": self.tab_id, "method": method, "params": params or {}}, timeout_s),
+            ExtCommand("cdp.send", self._params({"method": method, "params": params or {}}), timeout_s),
             timeout=timeout_s + 5,
         )
+
+    async def batch(self, commands: list[tuple[str, JSONObject]], *, timeout_s: float = 30.0) -> list[JSONObject]:
+        """Several CDP commands in order in one extension round trip (general tools only); their results."""
+        got = await self.relay.call(
+            ExtCommand("cdp.batch", self._params({"commands": [{"method": m, "params": p} for m, p in commands]}),
+                       timeout_s),
+            timeout=timeout_s + 5,
+        )
+        results = got.get("results")
+        if not isinstance(results, list) or len(results) != len(commands):
+            raise BadExtensionReply(f"cdp.batch: expected {len(commands)} results, got {str(results)[:120]}")
+        return [_obj(r, "cdp.batch") for r in results]
 
     async def evaluate(self, expression: str, *, timeout_s: float = 30.0, context_id: int | None = None,
                        await_promise: bool = False) -> JSON:

@@ -4,6 +4,7 @@
     ├─ store (contain)                 session_store
     ├─ link (rest_for_one, contain)    relay → discovery → browser
     ├─ providers (one_for_one, contain) chatgpt, gemini
+    ├─ tools (contain)                 browser_tools
     ├─ services (one_for_one, contain) jobs, console
     └─ mcp_front (temporary, significant)
 
@@ -16,8 +17,9 @@ and so the process, down.
 
 from __future__ import annotations
 
-from actors import browser, console, discovery, jobs, mcp_front, provider, relay, session_store
+from actors import browser, browser_tools, console, discovery, jobs, mcp_front, provider, relay, session_store
 from actors.protocol.browser import BROWSER
+from actors.protocol.browser_tools import BROWSER_TOOLS
 from actors.protocol.console import CONSOLE, MCP_FRONT
 from actors.protocol.discovery import DISCOVERY
 from actors.protocol.jobs import JOBS
@@ -53,6 +55,12 @@ def build_tree(config: Config, system: ActorSystem, *, with_front: bool = True, 
             for t in (chatgpt.TABLE, gemini.TABLE)
         ), strategy=Strategy.ONE_FOR_ONE, max_restarts=10, period=60,
             on_intensity=OnIntensity.CONTAIN).as_child(shutdown=2.0),
+        # The general browser tools, in a branch of their own: a crash loop there stops them for a while and never
+        # an ask. Their book (current tab, tabs they opened, buffers) outlives a restart of the actor.
+        SupervisorSpec("tools", (
+            child(BROWSER_TOOLS.name, browser_tools.run, policy=browser_tools.Policy.from_config(config),
+                  book=browser_tools.ToolsBook(), shutdown=1.5),
+        ), on_intensity=OnIntensity.CONTAIN, max_restarts=5, period=30).as_child(shutdown=2.0),
         # Background asks (the job table outlives restarts of the actor, as mailboxes do) and the live console.
         SupervisorSpec("services", (
             child(JOBS.name, jobs.run, book=jobs.JobBook(), shutdown=2.0),

@@ -1,0 +1,257 @@
+"""Interaction: trusted input (CDP `Input.*`) at points the page script found.
+
+A pointer action resolves its target in the page (selector or ref), scrolls it into view, checks it is visible,
+enabled and not covered, and answers with its box-model centre in the top viewport (through same-origin iframes and
+open shadow roots); then the mouse events go out in one `cdp.batch`. Text goes in with `Input.insertText` (one input
+event, as an IME would) or, with `key_events`, one key event per character.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from supervisor.errors import InvalidArgument
+
+from ..protocol.browser_tools import (
+    ActionReport,
+    Click,
+    Drag,
+    FieldResult,
+    FillForm,
+    FillReport,
+    Hover,
+    MouseButton,
+    Press,
+    Scroll,
+    ScrollReport,
+    SelectOption,
+    Target,
+    TypeText,
+)
+from ..protocol.common import JSON, JSONObject
+from . import page as pg
+from .page import Page, target_json
+
+MODIFIERS = {"alt": ("Alt", "AltLeft", 18, 1), "control": ("Control", "ControlLeft", 17, 2),
+             "ctrl": ("Control", "ControlLeft", 17, 2), "meta": ("Meta", "MetaLeft", 91, 4),
+             "cmd": ("Meta", "MetaLeft", 91, 4), "shift": ("Shift", "ShiftLeft", 16, 8)}
+
+
+@attrs.frozen
+class Key:
+    key: str
+    code: str
+    key_code: int
+    text: str = ""
+
+
+NAMED_KEYS = {k.key.lower(): k for k in (
+    Key("Enter", "Enter", 13, "\r"), Key("Tab", "Tab", 9), Key("Escape", "Escape", 27),
+    Key("Backspace", "Backspace", 8), Key("Delete", "Delete", 46), Key("Insert", "Insert", 45),
+    Key("ArrowUp", "ArrowUp", 38), Key("ArrowDown", "ArrowDown", 40), Key("ArrowLeft", "ArrowLeft", 37),
+    Key("ArrowRight", "ArrowRight", 39), Key("Home", "Home", 36), Key("End", "End", 35),
+    Key("PageUp", "PageUp", 33), Key("PageDown", "PageDown", 34), Key(" ", "Space", 32, " "),
+    *(Key(f"F{i}", f"F{i}", 111 + i) for i in range(1, 13)),
+)}
+NAMED_KEYS.update({"space": NAMED_KEYS[" "], "esc": NAMED_KEYS["escape"], "return": NAMED_KEYS["enter"],
+                   "up": NAMED_KEYS["arrowup"], "down": NAMED_KEYS["arrowdown"], "left": NAMED_KEYS["arrowleft"],
+                   "right": NAMED_KEYS["arrowright"]})
+
+
+def key_of(name: str) -> Key:
+    named = NAMED_KEYS.get(name.lower())
+    if named is not None:
+        return named
+    if len(name) == 1:
+        if name.isascii() and name.isalpha():
+            return Key(name, f"Key{name.upper()}", ord(name.upper()), name)
+        if name.isdigit():
+            return Key(name, f"Digit{name}", ord(name), name)
+        return Key(name, "", 0, name)
+    raise InvalidArgument(f"unknown key {name!r}",
+                          hint="Use a single character or a key name such as Enter, Tab, Escape, Backspace, Delete, "
+                          "ArrowUp, Home, PageDown, F5; combine with Control+, Shift+, Alt+, Meta+.")
+
+
+def parse_combo(combo: str) -> tuple[tuple[tuple[str, str, int, int], ...], Key]:
+    parts = combo.split("+")
+    if combo.endswith("+"):  # "Control++"
+        parts = [*[p for p in parts if p], "+"]
+    *mods, main = parts
+    out = []
+    for m in mods:
+        spec = MODIFIERS.get(m.strip().lower())
+        if spec is None:
+            raise InvalidArgument(f"unknown modifier {m!r} in {combo!r}",
+                                  hint="Modifiers are Control, Shift, Alt and Meta, e.g. Control+A.")
+        out.append(spec)
+    return tuple(out), key_of(main.strip() if main.strip() else main)
+
+
+def key_events(combo: str) -> list[tuple[str, JSONObject]]:
+    mods, key = parse_combo(combo)
+    mask = 0
+    events: list[tuple[str, JSONObject]] = []
+    for name, code, kc, bit in mods:
+        mask |= bit
+        events.append(("Input.dispatchKeyEvent", {"type": "rawKeyDown", "key": name, "code": code,
+                                                  "windowsVirtualKeyCode": kc, "modifiers": mask}))
+    # A printable key types its text unless Control/Alt/Meta turn it into a shortcut (whose key is the letter as
+    # the keyboard gives it: Control+A is key "a", Control+Shift+A is "A").
+    shortcut = bool(mask & (1 | 2 | 4))
+    text = key.text if not shortcut else ""
+    if text and mask & 8 and len(text) == 1:
+        text = text.upper()
+    if shortcut and len(key.key) == 1 and key.key.isalpha():
+        key = attrs.evolve(key, key=key.key.upper() if mask & 8 else key.key.lower())
+    down: JSONObject = {"type": "keyDown" if text else "rawKeyDown", "key": text or key.key, "code": key.code,
+                        "windowsVirtualKeyCode": key.key_code, "modifiers": mask}
+    if text:
+        down.update(text=text, unmodifiedText=key.text)
+    events.append(("Input.dispatchKeyEvent", down))
+    events.append(("Input.dispatchKeyEvent", {"type": "keyUp", "key": text or key.key, "code": key.code,
+                                              "windowsVirtualKeyCode": key.key_code, "modifiers": mask}))
+    for name, code, kc, bit in reversed(mods):
+        mask &= ~bit
+        events.append(("Input.dispatchKeyEvent", {"type": "keyUp", "key": name, "code": code,
+                                                  "windowsVirtualKeyCode": kc, "modifiers": mask}))
+    return events
+
+
+def modifier_mask(names: tuple[str, ...]) -> int:
+    mask = 0
+    for n in names:
+        spec = MODIFIERS.get(n.lower())
+        if spec is None:
+            raise InvalidArgument(f"unknown modifier {n!r}", hint="Modifiers are Control, Shift, Alt and Meta.")
+        mask |= spec[3]
+    return mask
+
+
+# Input to a tab that is not its window's active one (a popup it opened took the front) waits seconds for the hidden
+# renderer: every input batch brings the tab to front first (a no-op when it is).
+FRONT: tuple[str, JSONObject] = ("Page.bringToFront", {})
+
+
+def mouse(kind: str, x: float, y: float, **extra: object) -> tuple[str, JSONObject]:
+    params: JSONObject = {"type": kind, "x": x, "y": y}
+    params.update({k: v for k, v in extra.items() if isinstance(v, int | float | str)})
+    return ("Input.dispatchMouseEvent", params)
+
+
+async def point(page: Page, target: Target, timeout_s: float, *, need_enabled: bool = True) -> JSONObject:
+    return await page.op_until("point", {"target": target.as_json(), "needEnabled": need_enabled}, timeout_s)
+
+
+def _report(page: Page, action: str, got: JSONObject, *, x: float | None = None, y: float | None = None,
+            key: str | None = None, value: str | None = None, selected: tuple[str, ...] = ()) -> ActionReport:
+    return ActionReport(page.tab.tab_id, action, page.tab.url, element=pg.opt_brief(got.get("element")), x=x, y=y,
+                        key=key, value=value, selected=selected, re_resolved=pg.flag(got, "reResolved"))
+
+
+async def click(page: Page, msg: Click) -> ActionReport:
+    got = await point(page, msg.target, msg.timeout_s)
+    x, y = pg.num(got, "x"), pg.num(got, "y")
+    mods = modifier_mask(msg.modifiers)
+    cmds = [FRONT, mouse("mouseMoved", x, y, modifiers=mods)]
+    for n in range(1, msg.click_count + 1):
+        cmds.append(mouse("mousePressed", x, y, button=msg.button.value, clickCount=n, modifiers=mods))
+        cmds.append(mouse("mouseReleased", x, y, button=msg.button.value, clickCount=n, modifiers=mods))
+    await page.cdp.batch(cmds, timeout_s=10)
+    return _report(page, "click", got, x=x, y=y)
+
+
+async def hover(page: Page, msg: Hover) -> ActionReport:
+    got = await point(page, msg.target, msg.timeout_s, need_enabled=False)
+    x, y = pg.num(got, "x"), pg.num(got, "y")
+    await page.cdp.batch([FRONT, mouse("mouseMoved", x, y)], timeout_s=10)
+    return _report(page, "hover", got, x=x, y=y)
+
+
+async def type_text(page: Page, msg: TypeText) -> ActionReport:
+    got = await page.op_until("focus", {"target": msg.target.as_json(), "clear": msg.clear}, msg.timeout_s)
+    cmds: list[tuple[str, JSONObject]] = [FRONT]
+    if msg.key_events:
+        for ch in msg.text:
+            cmds += key_events("Enter" if ch == "\n" else ch)
+    elif msg.text:
+        cmds.append(("Input.insertText", {"text": msg.text}))
+    elif msg.clear and not pg.flag(got, "empty"):
+        cmds += key_events("Backspace")  # deletes the selection focus made
+    if msg.submit:
+        cmds += key_events("Enter")
+    else:
+        # Read the field back in the same round trip (not after a submit: that may start a navigation).
+        cmds.append(("Runtime.evaluate", {"expression": "globalThis.__aibTools.run('activeValue', {})",
+                                          "contextId": await page.world(), "returnByValue": True}))
+    value: str | None = None
+    if len(cmds) > 1:
+        results = await page.cdp.batch(cmds, timeout_s=30)
+        if not msg.submit:
+            read = pg.obj(pg.obj(results[-1].get("result", {}), "result").get("value"), "activeValue")
+            page.policy.check_url(pg.text(read, "url"), f"tab {page.tab.tab_id}")
+            v = read.get("value")
+            value = v if isinstance(v, str) else None
+    return _report(page, "type", got, value=value)
+
+
+async def press(page: Page, msg: Press) -> ActionReport:
+    events = key_events(msg.key)  # validates the key before touching the page
+    got: JSONObject = {}
+    if msg.target is not None:
+        got = await page.op_until("focusAny", {"target": msg.target.as_json()}, msg.timeout_s)
+    await page.cdp.batch([FRONT, *events], timeout_s=10)
+    return _report(page, "press", got, key=msg.key)
+
+
+async def scroll(page: Page, msg: Scroll) -> ScrollReport:
+    args: JSONObject = {"target": target_json(msg.target), "dx": msg.delta_x, "dy": msg.delta_y,
+                        "to": msg.to.value if msg.to else None}
+    got = await page.op_until("scroll", args, msg.timeout_s)
+    return ScrollReport(page.tab.tab_id, page.tab.url, pg.num(got, "scrollX"), pg.num(got, "scrollY"),
+                        pg.num(got, "scrollWidth"), pg.num(got, "scrollHeight"), pg.num(got, "viewportWidth"),
+                        pg.num(got, "viewportHeight"), pg.opt_brief(got.get("element")))
+
+
+async def select_option(page: Page, msg: SelectOption) -> ActionReport:
+    got = await page.op_until("select", {"target": msg.target.as_json(), "values": list(msg.values)}, msg.timeout_s)
+    selected = tuple(v for v in pg.items(got, "selected") if isinstance(v, str))
+    return _report(page, "select_option", got, selected=selected)
+
+
+async def drag(page: Page, msg: Drag) -> ActionReport:
+    html5 = await page.op_until("html5Drag", {"source": msg.source.as_json(), "dest": msg.dest.as_json()},
+                                msg.timeout_s)
+    if pg.flag(html5, "html5"):
+        return ActionReport(page.tab.tab_id, "drag", page.tab.url, element=pg.opt_brief(html5.get("element")),
+                            to_element=pg.opt_brief(html5.get("toElement")))
+    src = await point(page, msg.source, msg.timeout_s, need_enabled=False)
+    dst = await point(page, msg.dest, msg.timeout_s, need_enabled=False)
+    x0, y0, x1, y1 = pg.num(src, "x"), pg.num(src, "y"), pg.num(dst, "x"), pg.num(dst, "y")
+    steps = 8  # intermediate moves: drag libraries look for movement past a threshold
+    cmds = [FRONT, mouse("mouseMoved", x0, y0), mouse("mousePressed", x0, y0, button="left", clickCount=1)]
+    for i in range(1, steps + 1):
+        cmds.append(mouse("mouseMoved", x0 + (x1 - x0) * i / steps, y0 + (y1 - y0) * i / steps, button="left",
+                          buttons=1))
+    cmds.append(mouse("mouseReleased", x1, y1, button="left", clickCount=1))
+    await page.cdp.batch(cmds, timeout_s=10)
+    return ActionReport(page.tab.tab_id, "drag", page.tab.url, element=pg.opt_brief(src.get("element")),
+                        to_element=pg.opt_brief(dst.get("element")), x=x1, y=y1)
+
+
+async def fill_form(page: Page, msg: FillForm) -> FillReport:
+    fields: list[JSON] = [{"target": f.target.as_json(), "value": f.value} for f in msg.fields]
+    got = await page.op("fill", {"fields": fields}, timeout_s=max(msg.timeout_s, 10))
+    results = []
+    for spec, raw in zip(msg.fields, pg.items(got, "fields"), strict=False):
+        r = pg.obj(raw, "field")
+        value = r.get("value")
+        error = r.get("error")
+        results.append(FieldResult(spec.target, pg.flag(r, "ok"), pg.opt_brief(r.get("element")),
+                                   value if isinstance(value, str | bool) else None,
+                                   error if isinstance(error, str) else None))
+    submitted = False
+    if msg.submit is not None and all(r.ok for r in results):
+        await click(page, Click(msg.submit, MouseButton.LEFT, timeout_s=msg.timeout_s))
+        submitted = True
+    return FillReport(page.tab.tab_id, page.tab.url, tuple(results), submitted)

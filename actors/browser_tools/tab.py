@@ -1,0 +1,332 @@
+"""One tab of the browser tools: what the actor knows of it, kept current by the tab's CDP events.
+
+The event pump turns the events the extension forwards into state: the URL at commit (the policy checks it before
+every call), the document's load progress (navigation waits), an open JavaScript dialog (it cancels the calls in
+flight on the tab, which then report `dialog_open` instead of hanging), and the console and network buffers (bounded,
+from the first use of console_logs / network_log on the tab).
+
+The `ToolsBook` outlives restarts of the actor (the tree owns it, as it owns mailboxes): the current tab, which tabs
+the tools opened, the ref counter of each tab and its buffers survive; what belonged to the dead incarnation (the
+attachment's event channel, the isolated world) is reset and re-made on the next call.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import time
+from collections.abc import Iterator
+
+import attrs
+import trio
+
+from ..protocol.browser_tools import ConsoleEntry, DialogInfo, DialogType, NetworkEntry, TabOwner
+from ..protocol.common import JSON, JSONObject
+from ..protocol.relay import TabEvent, TabEventKind
+
+log = logging.getLogger("ai_bridge.browser_tools")
+
+CONSOLE_KEEP = 1000
+NETWORK_KEEP = 500
+TEXT_MAX = 4000
+
+BASE_EVENTS = ("Page.javascriptDialogOpening", "Page.javascriptDialogClosed", "Page.frameNavigated",
+               "Page.navigatedWithinDocument", "Page.domContentEventFired", "Page.loadEventFired")
+CONSOLE_EVENTS = ("Runtime.consoleAPICalled", "Runtime.exceptionThrown")
+NETWORK_EVENTS = ("Network.requestWillBeSent", "Network.responseReceived", "Network.loadingFinished",
+                  "Network.loadingFailed", "Network.requestServedFromCache")
+
+
+def _s(obj: JSONObject, key: str) -> str:
+    v = obj.get(key)
+    return v if isinstance(v, str) else ""
+
+
+def _o(obj: JSONObject, key: str) -> JSONObject:
+    v = obj.get(key)
+    return v if isinstance(v, dict) else {}
+
+
+def _n(obj: JSONObject, key: str) -> float | None:
+    v = obj.get(key)
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+@attrs.define(eq=False)
+class ConsoleBuffer:
+    entries: collections.deque[ConsoleEntry] = attrs.field(factory=lambda: collections.deque(maxlen=CONSOLE_KEEP))
+    next_id: int = 1
+    dropped: int = 0
+
+    def add(self, level: str, text: str, source: str, ts: float) -> None:
+        if len(self.entries) == self.entries.maxlen:
+            self.dropped += 1
+        self.entries.append(ConsoleEntry(self.next_id, ts, level, text[:TEXT_MAX], source))
+        self.next_id += 1
+
+
+@attrs.define(eq=False)
+class _Request:
+    entry_id: int
+    ts: float
+    started: float  # CDP monotonic seconds
+    method: str
+    url: str
+    resource_type: str
+    status: int | None = None
+    status_text: str = ""
+    mime_type: str = ""
+    failed: bool = False
+    error: str = ""
+    from_cache: bool = False
+    duration_ms: float | None = None
+    encoded_bytes: int | None = None
+    done: bool = False
+
+    def entry(self) -> NetworkEntry:
+        return NetworkEntry(self.entry_id, self.ts, self.method, self.url, self.resource_type, self.status,
+                            self.status_text, self.mime_type, self.failed, self.error, self.from_cache,
+                            self.duration_ms, self.encoded_bytes)
+
+
+@attrs.define(eq=False)
+class NetworkBuffer:
+    requests: collections.OrderedDict[str, _Request] = attrs.field(factory=collections.OrderedDict)
+    next_id: int = 1
+    dropped: int = 0
+    logging: bool = False  # network_log was used (else Network is on only for a networkidle wait)
+
+    def entries(self) -> Iterator[NetworkEntry]:
+        return (r.entry() for r in self.requests.values())
+
+    def inflight(self) -> int:
+        return sum(not r.done for r in self.requests.values())
+
+    def _new(self, key: str, req: _Request) -> None:
+        self.requests[key] = req
+        while len(self.requests) > NETWORK_KEEP:
+            self.requests.popitem(last=False)
+            self.dropped += 1
+
+    def on_event(self, method: str, p: JSONObject) -> None:
+        rid = _s(p, "requestId")
+        if not rid:
+            return
+        req = self.requests.get(rid)
+        if method == "Network.requestWillBeSent":
+            request = _o(p, "request")
+            url = _s(request, "url")
+            if url.startswith("data:"):
+                return
+            redirect = _o(p, "redirectResponse")
+            if req is not None and redirect:
+                # The same request id goes on after a redirect: the hop becomes an entry of its own.
+                req.status = int(_n(redirect, "status") or 0) or None
+                req.status_text = _s(redirect, "statusText")
+                req.done = True
+                self.requests.pop(rid)
+                self._new(f"{rid}#{req.entry_id}", req)
+            wall = _n(p, "wallTime")
+            self._new(rid, _Request(self.next_id, (wall or time.time()) * 1000, _n(p, "timestamp") or 0.0,
+                                    _s(request, "method") or "GET", url[:2000], _s(p, "type")))
+            self.next_id += 1
+        elif req is None:
+            return
+        elif method == "Network.responseReceived":
+            resp = _o(p, "response")
+            status = _n(resp, "status")
+            req.status = int(status) if status is not None else None
+            req.status_text = _s(resp, "statusText")
+            req.mime_type = _s(resp, "mimeType")
+            req.from_cache = req.from_cache or resp.get("fromDiskCache") is True
+        elif method == "Network.requestServedFromCache":
+            req.from_cache = True
+        elif method in ("Network.loadingFinished", "Network.loadingFailed"):
+            t = _n(p, "timestamp")
+            req.duration_ms = round((t - req.started) * 1000, 1) if t is not None and req.started else None
+            req.done = True
+            if method == "Network.loadingFailed":
+                req.failed = True
+                req.error = _s(p, "errorText") + (" (canceled)" if p.get("canceled") is True else "")
+            else:
+                size = _n(p, "encodedDataLength")
+                req.encoded_bytes = int(size) if size is not None else None
+
+
+@attrs.define(eq=False)
+class ToolTab:
+    """A tab the tools hold (opened or adopted)."""
+
+    tab_id: int
+    owner: TabOwner  # TOOLS or ADOPTED
+    url: str = ""
+    title: str = ""
+    next_ref: int = 1  # refs of later documents count on from here, so an old ref never names a new element
+    console: ConsoleBuffer | None = None  # None until console_logs is first used on the tab
+    network: NetworkBuffer | None = None
+    # -- runtime (one incarnation of the actor; `reset` clears it) --
+    attached: bool = False
+    world: int | None = None  # execution context id of our isolated world in the current document
+    frame_id: str | None = None
+    lock: trio.Lock = attrs.field(factory=trio.Lock)
+    events: trio.MemorySendChannel[TabEvent] | None = None
+    subscribed: tuple[str, ...] = ()
+    dialog: DialogInfo | None = None
+    gone: str | None = None  # why the tab is gone for good (closed)
+    detached: str | None = None  # why our debugger was detached (the next call re-attaches)
+    scopes: set[trio.CancelScope] = attrs.field(factory=set)  # calls in flight, cancelled by a dialog
+    nav_seq: int = 0  # main-frame documents committed (and same-document navigations)
+    loaders: list[str] = attrs.field(factory=list)  # loader ids committed, newest last (a few)
+    nav_type: str = ""
+    same_document: bool = False
+    dcl: bool = False
+    load: bool = False
+    blocked: list[str] = attrs.field(factory=list)  # navigations the extension blocked by policy, newest last
+    changed: trio.Event = attrs.field(factory=trio.Event)
+
+    def reset(self) -> None:
+        """A new incarnation of the actor: nothing of the old attachment is trusted."""
+        self.attached = False
+        self.world = None
+        self.lock = trio.Lock()
+        self.events = None
+        self.subscribed = ()
+        self.scopes = set()
+        self.changed = trio.Event()
+
+    def notify(self) -> None:
+        self.changed.set()
+        self.changed = trio.Event()
+
+    def wanted_events(self) -> tuple[str, ...]:
+        return (BASE_EVENTS + (CONSOLE_EVENTS if self.console is not None else ())
+                + (NETWORK_EVENTS if self.network is not None else ()))
+
+    def interrupt(self) -> None:
+        for scope in self.scopes:
+            scope.cancel()
+
+    # -- events --------------------------------------------------------------------------------------------------------
+
+    def on_event(self, ev: TabEvent) -> None:
+        match ev.kind:
+            case TabEventKind.CDP:
+                self._cdp(ev.method, ev.params, ev.received_at)
+            case TabEventKind.TAB_UPDATED:
+                url = ev.params.get("url")
+                if isinstance(url, str) and url:
+                    self.url = url
+                self.notify()
+            case TabEventKind.POLICY_BLOCKED:
+                url = ev.params.get("url")
+                self.blocked = [*self.blocked[-9:], url if isinstance(url, str) else ""]
+                log.info("tab %d: the extension blocked a navigation to %s", self.tab_id, str(url)[:200])
+                self.notify()
+            case TabEventKind.TAB_CLOSED:
+                self.gone = "the tab was closed"
+                self.attached = False
+                self.interrupt()
+                self.notify()
+            case TabEventKind.DETACHED:
+                reason = ev.params.get("reason")
+                self.detached = f"the debugger was detached ({reason if isinstance(reason, str) else 'unknown'})"
+                self.attached = False
+                self.world = None
+                self.notify()
+            case TabEventKind.DISCONNECTED:
+                self.detached = "the browser extension disconnected"
+                self.attached = False
+                self.world = None
+                self.notify()
+
+    def _cdp(self, method: str, p: JSONObject, received: float) -> None:
+        if method == "Page.frameNavigated":
+            frame = _o(p, "frame")
+            if frame.get("parentId"):
+                return  # a subframe: our state is the main frame's
+            self.url = _s(frame, "unreachableUrl") or _s(frame, "url") or self.url
+            self.frame_id = _s(frame, "id") or self.frame_id
+            self.loaders = [*self.loaders[-7:], _s(frame, "loaderId")]
+            self.nav_type = _s(p, "type")
+            self.same_document = False
+            self.nav_seq += 1
+            self.dcl = self.load = False
+            self.world = None  # a new document: a new world on the next call
+            self.notify()
+        elif method == "Page.navigatedWithinDocument":
+            if _s(p, "frameId") in ("", self.frame_id):
+                self.url = _s(p, "url") or self.url
+                self.same_document = True
+                self.nav_seq += 1
+                self.notify()
+        elif method == "Page.domContentEventFired":
+            self.dcl = True
+            self.notify()
+        elif method == "Page.loadEventFired":
+            self.dcl = self.load = True
+            self.notify()
+        elif method == "Page.javascriptDialogOpening":
+            kind = _s(p, "type")
+            known = {t.value: t for t in DialogType}
+            self.dialog = DialogInfo(known.get(kind, DialogType.ALERT), _s(p, "message")[:2000],
+                                     _s(p, "defaultPrompt")[:2000], _s(p, "url")[:2000])
+            log.info("tab %d: a %s dialog opened", self.tab_id, self.dialog.type.value)
+            self.interrupt()  # the page is blocked: calls in flight report dialog_open rather than hang
+            self.notify()
+        elif method == "Page.javascriptDialogClosed":
+            self.dialog = None
+            self.notify()
+        elif method in CONSOLE_EVENTS:
+            if self.console is not None:
+                self._console(method, p, received)
+        elif method in NETWORK_EVENTS:
+            if self.network is not None:
+                self.network.on_event(method, p)
+                self.notify()
+
+    def _console(self, method: str, p: JSONObject, received: float) -> None:
+        assert self.console is not None
+        ts = _n(p, "timestamp") or received * 1000
+        if method == "Runtime.exceptionThrown":
+            d = _o(p, "exceptionDetails")
+            exc = _o(d, "exception")
+            text = _s(exc, "description") or _s(d, "text")
+            self.console.add("exception", text, _where(_s(d, "url"), _n(d, "lineNumber")), ts)
+            return
+        level = _s(p, "type") or "log"
+        args = p.get("args")
+        parts = [_arg_text(a) for a in args] if isinstance(args, list) else []
+        frames = _o(p, "stackTrace").get("callFrames")
+        top = frames[0] if isinstance(frames, list) and frames and isinstance(frames[0], dict) else {}
+        self.console.add({"warn": "warning"}.get(level, level), " ".join(parts),
+                         _where(_s(top, "url"), _n(top, "lineNumber")), ts)
+
+
+def _where(url: str, line: float | None) -> str:
+    return f"{url}:{int(line) + 1}" if url and line is not None else url
+
+
+def _arg_text(a: JSON) -> str:
+    if not isinstance(a, dict):
+        return ""
+    if "value" in a:
+        v = a["value"]
+        return v if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
+    for key in ("unserializableValue", "description"):
+        v = a.get(key)
+        if isinstance(v, str):
+            return v
+    return _s(a, "type")
+
+
+@attrs.define(eq=False)
+class ToolsBook:
+    """What the browser tools know, owned by the tree so that it survives a restart of the actor."""
+
+    tabs: dict[int, ToolTab] = attrs.field(factory=dict)
+    current: int | None = None
+
+    def forget(self, tab_id: int) -> None:
+        self.tabs.pop(tab_id, None)
+        if self.current == tab_id:
+            self.current = None
