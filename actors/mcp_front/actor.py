@@ -187,5 +187,5 @@ def _error_result(types: Any, exc: BridgeError) -> Any:
 def _to_result(types: Any, result: Result) -> Any:
     content: list[Any] = [types.TextContent(text=result.text)]
     for img in result.images:
-        content.append(types.ImageContent(data=img, mime_type="image/png"))
+        content.append(types.ImageContent(data=img, mime_type=result.image_mime))
     return types.CallToolResult(content=content, structured_content=result.structured, is_error=result.is_error)

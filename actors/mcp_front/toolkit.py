@@ -78,8 +78,9 @@ class Result:
 
     text: str
     structured: dict[str, Any] | None = None
-    images: tuple[str, ...] = ()  # base64 PNGs
+    images: tuple[str, ...] = ()  # base64 images, of type image_mime
     is_error: bool = False
+    image_mime: str = "image/png"
 
 
 Handler = Callable[["FrontDeps", "ToolCall", Any], Awaitable[Result]]
@@ -118,7 +119,7 @@ class Tool:
 
 def _message(err: Any, loc: str, spec: dict[str, Any]) -> str:
     kind, value = err["type"], err.get("input")
-    where = f"argument {loc!r}"
+    where = f"argument {loc!r}" if loc != "(arguments)" else "the arguments:"  # a check across arguments
     if kind == "missing":
         return f"missing required argument {loc!r}"
     if kind == "extra_forbidden":

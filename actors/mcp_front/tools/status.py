@@ -7,6 +7,7 @@ import os
 from supervisor.errors import BridgeError
 
 from ...protocol.browser import BROWSER, BrowserStatus
+from ...protocol.browser_tools import BROWSER_TOOLS, ToolsStatus
 from ...protocol.jobs import JOBS, ListJobs
 from ...protocol.relay import RELAY, LinkStatus
 from ...protocol.session_store import SESSION_STORE, ReadHistory
@@ -25,6 +26,8 @@ async def _part(deps: FrontDeps, key: str) -> object:
             return (await deps.ctx.ref(RELAY).call(LinkStatus(), timeout=5)).as_json()
         if key == "browser":
             return (await deps.ctx.ref(BROWSER).call(BrowserStatus(), timeout=5)).as_json()
+        if key == "browserTools":
+            return (await deps.ctx.ref(BROWSER_TOOLS).call(ToolsStatus(), timeout=5)).as_json()
         if key == "jobs":
             views = await deps.ctx.ref(JOBS).call(ListJobs(limit=0), timeout=5)
             return {"running": [v.row() for v in views]}
@@ -37,7 +40,7 @@ async def _part(deps: FrontDeps, key: str) -> object:
 
 async def bridge_status(deps: FrontDeps, call: ToolCall, args: StatusArgs) -> Result:
     recent = await _part(deps, "recentAsks")
-    parts = {key: await _part(deps, key) for key in ("extension", "browser", "jobs")}
+    parts = {key: await _part(deps, key) for key in ("extension", "browser", "jobs", "browserTools")}
     tree = deps.system.tree()
     status: dict[str, object] = {
         "versions": versions(),
@@ -55,7 +58,8 @@ async def bridge_status(deps: FrontDeps, call: ToolCall, args: StatusArgs) -> Re
 TOOLS = (
     Tool("bridge_status",
          "Show ai-bridge's health: versions, state dir, the live actor tree (state, restarts, last error, queued "
-         "requests), the browser/extension link and running background jobs. Use it when an ask fails to see what "
-         "is wrong.",
+         "requests), the browser/extension link, running background jobs, and the general browser tools (safe mode, "
+         "allowed domains, their tabs, open dialogs). Use it when an ask or a browser tool fails to see what is "
+         "wrong.",
          StatusArgs, bridge_status, Annotations(read_only=True, idempotent=True)),
 )
