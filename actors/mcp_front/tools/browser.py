@@ -49,9 +49,7 @@ class Shown(Protocol):
     def as_json(self) -> dict[str, object]: ...
 
 
-class _TabArgs(Args):
-    tab_id: TabId | SkipJsonSchema[None] = None
-
+class _ToolArgs(Args):
     def request(self) -> Request[Shown]:
         """The browser_tools request these arguments make."""
         raise NotImplementedError
@@ -60,6 +58,10 @@ class _TabArgs(Args):
         """How long the call may take, the actor's own waits included."""
         timeout = getattr(self, "timeout_s", None)
         return max(30.0, timeout + 5) if isinstance(timeout, float | int) else 30.0
+
+
+class _TabArgs(_ToolArgs):
+    tab_id: TabId | SkipJsonSchema[None] = None
 
 
 class _Element(_TabArgs):
@@ -97,12 +99,12 @@ class _MaybeElement(_TabArgs):
 # -- tabs --------------------------------------------------------------------------------------------------------------
 
 
-class TabsListArgs(_TabArgs):
+class TabsListArgs(_ToolArgs):
     def request(self) -> bt.TabsList:
         return bt.TabsList()
 
 
-class TabNewArgs(_TabArgs):
+class TabNewArgs(_ToolArgs):
     url: Annotated[str, Field(min_length=1, max_length=8000, description="Open this URL (default about:blank). "
                               "Without a scheme, https:// is assumed.")] | SkipJsonSchema[None] = None
     wait_until: WaitUntilArg = bt.WaitUntil.LOAD
@@ -112,7 +114,7 @@ class TabNewArgs(_TabArgs):
         return bt.TabNew(self.url, self.wait_until, self.timeout_s)
 
 
-class TabSelectArgs(_TabArgs):
+class TabSelectArgs(_ToolArgs):
     tab_id: Annotated[int, Field(ge=0, description="A tab id from tabs_list.")]
 
     def request(self) -> bt.TabSelect:
@@ -460,12 +462,12 @@ class DialogArgs(_TabArgs):
 # -- handlers ----------------------------------------------------------------------------------------------------------
 
 
-async def _call(deps: FrontDeps, args: _TabArgs) -> Shown:
+async def _call(deps: FrontDeps, args: _ToolArgs) -> Shown:
     # Room for the first call's EnsureBrowser (a browser launch in auto mode) on top of the call's own time.
     return await deps.ctx.ref(bt.BROWSER_TOOLS).call(args.request(), timeout=args.seconds() + 45)
 
 
-async def plain(deps: FrontDeps, call: ToolCall, args: _TabArgs) -> Result:
+async def plain(deps: FrontDeps, call: ToolCall, args: _ToolArgs) -> Result:
     shown = (await _call(deps, args)).as_json()
     return Result(text=dumps(shown), structured=shown)
 

@@ -1,0 +1,357 @@
+"""Unit tests of the general browser tools' pieces without a browser: the domain policy (and its parity with the
+extension's copy, run under node), safe mode, configuration, argument models, key combinations, the tab's event
+state, error translation, image sizes."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+from typing import Any, get_args
+
+import pytest
+import trio
+
+from actors.browser_tools.actor import extension_error, tool_name
+from actors.browser_tools.interaction import key_events, parse_combo
+from actors.browser_tools.page import page_error
+from actors.browser_tools.policy import CAPABILITY, Policy, normalize_url, url_allowed
+from actors.browser_tools.reading import image_size
+from actors.browser_tools.tab import CONSOLE_KEEP, NETWORK_KEEP, ConsoleBuffer, NetworkBuffer, ToolTab
+from actors.mcp_front.tools import TOOLS
+from actors.protocol import browser_tools as bt
+from actors.protocol.relay import TabEvent, TabEventKind
+from supervisor.config import Config, host_pattern, load
+from supervisor.errors import (
+    CdpError,
+    ConfigError,
+    DevtoolsOpen,
+    ElementNotFound,
+    EvalDisabled,
+    InvalidArgument,
+    MutationsDisabled,
+    NoTarget,
+    PolicyDenied,
+)
+
+from .conftest import REPO
+
+# (patterns, url, allowed): the one table both implementations must agree on.
+URL_CASES: list[tuple[list[str], str, bool]] = [
+    ([], "https://example.com/", False),
+    ([], "about:blank", True),
+    ([], "about:blank#x", True),
+    (["example.com"], "https://example.com/a?b#c", True),
+    (["example.com"], "http://example.com:8080/", True),
+    (["example.com"], "https://EXAMPLE.com/", True),
+    (["example.com"], "https://example.com./", True),
+    (["example.com"], "https://www.example.com/", False),
+    (["example.com"], "https://example.com.evil.test/", False),
+    (["example.com"], "https://evilexample.com/", False),
+    (["example.com"], "https://example.com@evil.test/", False),
+    (["example.com"], "https://user:pw@example.com/", True),
+    (["example.com"], "ftp://example.com/", False),
+    (["example.com"], "file:///etc/passwd", False),
+    (["example.com"], "javascript:alert(1)", False),
+    (["example.com"], "data:text/html,hi", False),
+    (["example.com"], "chrome://settings", False),
+    (["example.com"], "not a url", False),
+    (["*.example.com"], "https://example.com/", True),
+    (["*.example.com"], "https://a.b.example.com/", True),
+    (["*.example.com"], "https://notexample.com/", False),
+    (["*"], "https://anything.test/", True),
+    (["*"], "file:///etc/passwd", False),
+    (["127.0.0.1"], "http://127.0.0.1:8766/x", True),
+    (["[::1]"], "http://[::1]:80/", True),
+    (["xn--bcher-kva.de"], "https://xn--bcher-kva.de/", True),
+    (["a.test", "b.test"], "https://b.test/", True),
+]
+
+
+@pytest.mark.parametrize(("patterns", "url", "allowed"), URL_CASES)
+def test_policy_matches_urls(patterns: list[str], url: str, allowed: bool) -> None:
+    assert url_allowed(tuple(patterns), url) is allowed
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_extension_policy_agrees_with_the_server(tmp_path: Path) -> None:
+    # extension/policy.js is an ES module without chrome.*: node runs it as it is (copied to .mjs).
+    (tmp_path / "policy.mjs").write_text((REPO / "extension" / "policy.js").read_text())
+    (tmp_path / "run.mjs").write_text(
+        "import { parsePolicy, urlAllowed } from './policy.mjs';\n"
+        f"const cases = {json.dumps(URL_CASES)};\n"
+        "console.log(JSON.stringify(cases.map(([hosts, url]) => urlAllowed(parsePolicy({hosts}), url))));\n"
+        "const bad = ['*x', 'a b', 'https://x', 'x:1', 'x/y', ''];\n"
+        "console.log(JSON.stringify(bad.map((p) => parsePolicy({hosts: [p]}))));\n")
+    out = subprocess.run(["node", str(tmp_path / "run.mjs")], capture_output=True, text=True, check=True, timeout=30)
+    verdicts, refused = out.stdout.splitlines()
+    assert json.loads(verdicts) == [allowed for _, _, allowed in URL_CASES]
+    assert json.loads(refused) == [None] * 6  # the extension refuses what the config refuses
+
+
+@pytest.mark.parametrize("raw", ["https://x.com", "x.com:80", "x.com/a", "*x.com", "", "a b", "*.*.x"])
+def test_bad_host_patterns_are_config_errors(raw: str) -> None:
+    with pytest.raises(ValueError, match="host"):
+        host_pattern(raw)
+
+
+def test_allowed_domains_from_every_source(tmp_path: Path) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('allowed-domains = ["Docs.Example.com", "*.example.org"]\nenable_mutations = true\n')
+    c = load({}, env={}, config_file=cfg)
+    assert c.allowed_domains == ("docs.example.com", "*.example.org") and c.enable_mutations
+    c = load({}, env={"AI_BRIDGE_ALLOWED_DOMAINS": "a.test, *.b.test  c.test", "AI_BRIDGE_UNSAFE_ENABLE_EVAL": "1"},
+             config_file=cfg)
+    assert c.allowed_domains == ("a.test", "*.b.test", "c.test") and c.unsafe_enable_eval
+    assert load({"allowed_domains": ["only.test"]}, env={}, config_file=cfg).allowed_domains == ("only.test",)
+    assert load({"allowed_domains": []}, env={}, config_file=cfg).allowed_domains == ("docs.example.com",
+                                                                                      "*.example.org")
+    with pytest.raises(ConfigError, match="AI_BRIDGE_ALLOWED_DOMAINS"):
+        load({}, env={"AI_BRIDGE_ALLOWED_DOMAINS": "https://x.test"}, config_file=tmp_path / "none.toml")
+    assert Config().allowed_domains == () and not Config().enable_mutations and not Config().unsafe_enable_eval
+
+
+def test_cli_flags_reach_the_config(tmp_path: Path) -> None:
+    from supervisor.app.cli import _config, parser
+
+    (tmp_path / "empty.toml").write_text("")
+    args = parser().parse_args(["serve", "--enable-mutations", "--unsafe-enable-eval", "--allow-domain", "a.test",
+                                "--allow-domain", "*.b.test", "--config", str(tmp_path / "empty.toml")])
+    c = _config(args)
+    assert (c.enable_mutations, c.unsafe_enable_eval, c.allowed_domains) == (True, True, ("a.test", "*.b.test"))
+
+
+# --- safe mode -------------------------------------------------------------------------------------------------------
+
+
+def test_every_request_has_a_capability() -> None:
+    assert set(CAPABILITY) == set(get_args(bt.BrowserToolsRequest))
+
+
+def test_safe_mode_refuses_with_the_flag() -> None:
+    safe = Policy(("a.test",), mutations=False, eval=False)
+    target = bt.Target(selector="#x")
+    for msg in (bt.Click(target), bt.Navigate("https://a.test/"), bt.TabNew(), bt.FillForm(()), bt.Scroll(),
+                bt.HandleDialog(accept=True)):
+        with pytest.raises(MutationsDisabled) as info:
+            safe.require(msg, tool_name(msg))
+        assert "--enable-mutations" in str(info.value)
+    with pytest.raises(EvalDisabled, match="--unsafe-enable-eval"):
+        safe.require(bt.Eval("1"), "eval")
+    for msg in (bt.Snapshot(), bt.GetText(), bt.TabsList(), bt.HandleDialog(accept=False), bt.Query(bt.QueryWhat.COUNT,
+                                                                                                   target)):
+        safe.require(msg, tool_name(msg))
+    # Mutations do not imply eval, nor eval mutations.
+    with pytest.raises(EvalDisabled):
+        Policy((), mutations=True, eval=False).require(bt.Eval("1"), "eval")
+    with pytest.raises(MutationsDisabled):
+        Policy((), mutations=False, eval=True).require(bt.Click(target), "click")
+
+
+def test_denials_name_the_host_and_the_flag() -> None:
+    p = Policy(("a.test",), mutations=True, eval=False)
+    p.check_url("https://a.test/x", "tab 1")
+    with pytest.raises(PolicyDenied) as info:
+        p.check_url("https://www.evil.test/x", "tab 1")
+    assert "evil.test" in info.value.message and "--allow-domain evil.test" in (info.value.hint or "")
+    with pytest.raises(PolicyDenied, match="http"):
+        p.check_url("file:///etc/passwd", "tab 1")
+
+
+def test_navigation_targets_are_normalized() -> None:
+    assert normalize_url("example.com/x") == "https://example.com/x"
+    assert normalize_url(" https://a.test/ ") == "https://a.test/"
+    assert normalize_url("about:blank") == "about:blank"
+    for bad in ("https://a.test\\@b.test/", "https://a.test/ x", "https://a.test/\x00", ""):
+        with pytest.raises(InvalidArgument):
+            normalize_url(bad)
+
+
+def test_tool_names() -> None:
+    assert tool_name(bt.TypeText(bt.Target(ref="e1"), "x")) == "type"
+    assert tool_name(bt.SelectOption(bt.Target(ref="e1"), ("a",))) == "select_option"
+    assert tool_name(bt.History(bt.HistoryStep.BACK)) == "back"
+    assert tool_name(bt.GetText(bt.TextKind.MARKDOWN)) == "read_as_markdown"
+
+
+# --- arguments -----------------------------------------------------------------------------------------------------
+
+
+ELEMENT_TOOLS = sorted(name for name, t in TOOLS.items() if "ref" in t.args.tool_schema()["properties"])
+
+
+def test_element_tools_are_the_expected_ones() -> None:
+    assert set(ELEMENT_TOOLS) == {"click", "type", "press", "hover", "scroll", "select_option", "drag", "snapshot",
+                                  "screenshot", "get_text", "get_html", "read_as_markdown", "extract_links",
+                                  "query", "wait_for"}
+
+
+@pytest.mark.parametrize("name", ELEMENT_TOOLS)
+def test_element_tools_take_exactly_one_of_selector_or_ref(name: str) -> None:
+    tool = TOOLS[name]
+    base: dict[str, Any] = {"click": {}, "type": {"text": "x"}, "press": {"key": "a"}, "hover": {},
+                            "scroll": {}, "select_option": {"values": ["a"]}, "drag": {"to_ref": "e2"},
+                            "snapshot": {}, "screenshot": {}, "get_text": {}, "get_html": {},
+                            "read_as_markdown": {}, "extract_links": {}, "query": {"what": "count"},
+                            "wait_for": {}}[name]
+    with pytest.raises(InvalidArgument, match="selector"):
+        tool.parse({**base, "selector": "#a", "ref": "e1"})
+    tool.parse({**base, "ref": "e1"})
+    tool.parse({**base, "selector": "#a"})
+    with pytest.raises(InvalidArgument):
+        tool.parse({**base, "ref": "#a"})  # not a ref
+
+
+def test_argument_rules_across_fields() -> None:
+    with pytest.raises(InvalidArgument, match="exactly one condition"):
+        TOOLS["wait_for"].parse({"text": "a", "selector": "#b"})
+    with pytest.raises(InvalidArgument, match="find_text needs text"):
+        TOOLS["query"].parse({"what": "find_text"})
+    with pytest.raises(InvalidArgument, match="needs a selector or ref"):
+        TOOLS["query"].parse({"what": "styles"})
+    with pytest.raises(InvalidArgument, match="mode element"):
+        TOOLS["screenshot"].parse({"mode": "element"})
+    with pytest.raises(InvalidArgument, match="to_selector"):
+        TOOLS["drag"].parse({"ref": "e1"})
+    with pytest.raises(InvalidArgument, match="each field"):
+        TOOLS["fill_form"].parse({"fields": [{"value": "x"}]})
+    with pytest.raises(InvalidArgument, match="finite"):
+        TOOLS["scroll"].parse({"delta_y": float("nan")})
+    args = TOOLS["screenshot"].parse({"ref": "e3"})
+    assert args.request().mode is bt.ShotMode.ELEMENT  # type: ignore[attr-defined]
+    assert TOOLS["tab_new"].args.tool_schema()["properties"].keys() == {"url", "wait_until", "timeout_s"}
+
+
+def test_tool_annotations_and_descriptions() -> None:
+    for name in ("snapshot", "screenshot", "get_text", "get_html", "read_as_markdown", "extract_links", "query",
+                 "console_logs", "network_log", "tabs_list"):
+        t = TOOLS[name]
+        assert t.annotations.read_only and t.annotations.open_world, name
+        assert "untrusted" in t.description, name
+    for name in ("click", "type", "fill_form", "navigate", "tab_new", "tab_close", "eval"):
+        assert not TOOLS[name].annotations.read_only, name
+        assert "--enable-mutations" in TOOLS[name].description or "--unsafe-enable-eval" in TOOLS[name].description
+
+
+# --- keys ------------------------------------------------------------------------------------------------------------
+
+
+def test_key_combinations() -> None:
+    ctrl_a = key_events("Control+A")
+    assert [e[1]["type"] for e in ctrl_a] == ["rawKeyDown", "rawKeyDown", "keyUp", "keyUp"]
+    assert ctrl_a[1][1]["key"] == "a" and ctrl_a[1][1]["modifiers"] == 2 and "text" not in ctrl_a[1][1]
+    enter = key_events("Enter")
+    assert enter[0][1] == {"type": "keyDown", "key": "\r", "code": "Enter", "windowsVirtualKeyCode": 13,
+                           "modifiers": 0, "text": "\r", "unmodifiedText": "\r"}
+    shift_b = key_events("Shift+b")
+    assert shift_b[1][1]["text"] == "B" and shift_b[1][1]["modifiers"] == 8
+    assert parse_combo("Control++")[1].key == "+"
+    for bad in ("Hyper+A", "NotAKey"):
+        with pytest.raises(InvalidArgument):
+            key_events(bad)
+
+
+# --- the tab's event state -------------------------------------------------------------------------------------------
+
+
+def cdp(method: str, **params: Any) -> TabEvent:
+    return TabEvent(TabEventKind.CDP, 1, method, params)
+
+
+async def test_a_dialog_interrupts_calls_in_flight() -> None:
+    tab = ToolTab(1, bt.TabOwner.TOOLS)
+    with trio.CancelScope() as scope:
+        tab.scopes.add(scope)
+        tab.on_event(cdp("Page.javascriptDialogOpening", type="confirm", message="Sure?", url="https://a.test/"))
+        await trio.sleep(10)  # a CDP command hung on the dialog
+    assert scope.cancelled_caught
+    assert tab.dialog == bt.DialogInfo(bt.DialogType.CONFIRM, "Sure?", "", "https://a.test/")
+    tab.on_event(cdp("Page.javascriptDialogClosed", result=False))
+    assert tab.dialog is None
+
+
+def test_navigation_events_track_the_document() -> None:
+    tab = ToolTab(1, bt.TabOwner.TOOLS, url="https://a.test/")
+    tab.world = 7
+    tab.on_event(cdp("Page.frameNavigated", frame={"id": "F", "parentId": "P", "url": "https://evil.test/"}))
+    assert tab.url == "https://a.test/" and tab.world == 7  # a subframe changes nothing
+    tab.on_event(cdp("Page.frameNavigated", frame={"id": "F", "loaderId": "L1", "url": "chrome-error://x/",
+                                                    "unreachableUrl": "https://denied.test/"}, type="Navigation"))
+    assert tab.url == "https://denied.test/" and tab.world is None and tab.loaders == ["L1"] and not tab.load
+    tab.on_event(cdp("Page.loadEventFired", timestamp=1.0))
+    assert tab.load and tab.dcl
+    tab.on_event(TabEvent(TabEventKind.POLICY_BLOCKED, 1, params={"url": "https://denied.test/x"}))
+    assert tab.blocked == ["https://denied.test/x"]
+    tab.on_event(TabEvent(TabEventKind.TAB_CLOSED, 1))
+    assert tab.gone
+
+
+def test_buffers_are_bounded() -> None:
+    c = ConsoleBuffer()
+    for i in range(CONSOLE_KEEP + 5):
+        c.add("log", f"m{i}", "", float(i))
+    assert len(c.entries) == CONSOLE_KEEP and c.dropped == 5 and c.entries[0].text == "m5"
+    n = NetworkBuffer()
+    for i in range(NETWORK_KEEP + 3):
+        n.on_event("Network.requestWillBeSent", {"requestId": str(i), "request": {"url": f"https://a.test/{i}",
+                                                                                   "method": "GET"}})
+    assert len(n.requests) == NETWORK_KEEP and n.dropped == 3 and n.inflight() == NETWORK_KEEP
+    n.on_event("Network.requestWillBeSent", {"requestId": "r", "request": {"url": "https://a.test/a"}})
+    n.on_event("Network.requestWillBeSent", {"requestId": "r", "request": {"url": "https://a.test/b"},
+                                             "redirectResponse": {"status": 302}})
+    n.on_event("Network.responseReceived", {"requestId": "r", "response": {"status": 200, "mimeType": "text/html"}})
+    n.on_event("Network.loadingFinished", {"requestId": "r", "encodedDataLength": 10})
+    last_two = list(n.entries())[-2:]
+    assert [(e.url, e.status) for e in last_two] == [("https://a.test/a", 302), ("https://a.test/b", 200)]
+
+
+def test_console_events_become_entries() -> None:
+    tab = ToolTab(1, bt.TabOwner.TOOLS)
+    tab.on_event(cdp("Runtime.consoleAPICalled", type="log", args=[{"type": "string", "value": "x"}]))
+    assert tab.console is None  # not collecting before console_logs
+    tab.console = ConsoleBuffer()
+    tab.on_event(cdp("Runtime.consoleAPICalled", type="warning", timestamp=5.0, args=[
+        {"type": "string", "value": "n ="}, {"type": "number", "value": 3}, {"type": "boolean", "value": True},
+        {"type": "object", "description": "Object"}],
+        stackTrace={"callFrames": [{"url": "https://a.test/app.js", "lineNumber": 9}]}))
+    tab.on_event(cdp("Runtime.exceptionThrown", exceptionDetails={"text": "Uncaught", "exception": {
+        "description": "Error: boom"}, "url": "https://a.test/", "lineNumber": 0}))
+    first, second = tab.console.entries
+    assert (first.level, first.text, first.source) == ("warning", "n = 3 true Object", "https://a.test/app.js:10")
+    assert (second.level, second.text) == ("exception", "Error: boom")
+
+
+# --- errors --------------------------------------------------------------------------------------------------------
+
+
+def test_extension_refusals_become_typed_errors() -> None:
+    err = extension_error(5, CdpError("cdp.send failed: tab 5 is outside the allowed domains: https://x.test/a",
+                                      ext_code="policy_denied"))
+    assert isinstance(err, PolicyDenied) and "x.test" in err.message and "--allow-domain x.test" in (err.hint or "")
+    assert isinstance(extension_error(5, CdpError("Another debugger is already attached", ext_code="devtools_open")),
+                      DevtoolsOpen)
+    assert isinstance(extension_error(5, CdpError("leased by another server", ext_code="tab_busy")), NoTarget)
+    plain = CdpError("boom", ext_code="cdp_error")
+    assert extension_error(5, plain) is plain
+
+
+def test_page_errors_say_what_to_do() -> None:
+    by_ref = page_error({"error": {"code": "element_not_found", "message": "gone"}}, {"target": {"ref": "e1"}})
+    assert isinstance(by_ref, ElementNotFound) and "snapshot" in (by_ref.hint or "")
+    by_selector = page_error({"error": {"code": "element_not_found", "message": "none"}},
+                             {"target": {"selector": "#a"}}, waited_s=2)
+    assert "selector" in (by_selector.hint or "") and "waited 2 s" in by_selector.message
+
+
+# --- images --------------------------------------------------------------------------------------------------------
+
+
+def test_image_sizes() -> None:
+    png = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + struct.pack(">II", 640, 480) + b"\x08\x06\0\0\0"
+    assert image_size(base64.b64encode(png).decode(), bt.ImageFormat.PNG) == (640, 480)
+    jpeg = (b"\xff\xd8" + b"\xff\xe0" + struct.pack(">H", 16) + b"JFIF\0" + b"\0" * 9
+            + b"\xff\xc0" + struct.pack(">HBHH", 17, 8, 300, 400) + b"\0" * 10)
+    assert image_size(base64.b64encode(jpeg).decode(), bt.ImageFormat.JPEG) == (400, 300)
