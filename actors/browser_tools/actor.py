@@ -196,7 +196,7 @@ class BrowserTools:
         if tab.network is not None:
             await page.cdp.send("Network.enable", {}, timeout_s=10)
         tab.attached, tab.detached, tab.world = True, None, None
-        await navigation._poll_ready(page)  # the load state of the document we found
+        await navigation.poll_ready(page)  # the load state of the document we found
 
     async def pump(self, tab: ToolTab, recv: trio.MemoryReceiveChannel[TabEvent]) -> None:
         async with recv:

@@ -74,10 +74,10 @@ async def _settle(page: Page, *, seq0: int, blocked0: int, loader: str | None, w
             continue
         if committed and trio.current_time() - last_poll >= SAFETY_POLL_S:
             last_poll = trio.current_time()
-            await _poll_ready(page)
+            await poll_ready(page)
 
 
-async def _poll_ready(page: Page) -> None:
+async def poll_ready(page: Page) -> None:
     """The safety net: a lost load event must not turn into a timeout."""
     try:
         got = await page.cdp.send("Runtime.evaluate", {"expression": "document.readyState", "returnByValue": True},
@@ -156,7 +156,7 @@ async def wait_load_state(page: Page, state: WaitUntil, timeout_s: float) -> Non
     tab = page.tab
     if not math.isfinite(timeout_s):
         timeout_s = 30.0
-    await _poll_ready(page)
+    await poll_ready(page)
     if state is WaitUntil.NETWORKIDLE:
         await page.watch(network=True)
     await _settle(page, seq0=tab.nav_seq - 1, blocked0=len(tab.blocked), loader=None, wait_until=state,
