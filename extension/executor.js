@@ -36,20 +36,14 @@ export const CDP_METHODS = new Set([
 ]);
 
 /** What the general browser tools may send (actors/browser_tools): page scripts in an isolated world, input,
- * navigation and history, dialogs, screenshots, console and network events. Nothing else. */
-export const GENERAL_CDP_METHODS = new Set([
-  'Runtime.evaluate', 'Runtime.callFunctionOn', 'Runtime.enable',
-  'Page.bringToFront', 'Page.navigate', 'Page.reload', 'Page.stopLoading', 'Page.captureScreenshot',
-  'Page.getFrameTree', 'Page.createIsolatedWorld', 'Page.getLayoutMetrics', 'Page.getNavigationHistory',
-  'Page.navigateToHistoryEntry', 'Page.handleJavaScriptDialog',
-  'Input.insertText', 'Input.dispatchKeyEvent', 'Input.dispatchMouseEvent',
-  'Network.enable',
-]);
+ * navigation and history, dialogs, screenshots, console and network events. Nothing else (shared.js: a test checks
+ * it is exactly what the server's tools send). */
+export const GENERAL_CDP_METHODS = new Set(SHARED.generalCdpMethods);
 
 // Methods that leave a page without reading it: allowed on a tab whose current URL the policy denies (so a tool can
 // navigate away from a blocked page), as long as the destination passes.
-const LEAVING_METHODS = new Set(['Page.navigate', 'Page.navigateToHistoryEntry', 'Page.stopLoading',
-  'Page.handleJavaScriptDialog', 'Page.bringToFront']);
+const LEAVING_METHODS = new Set(['Page.navigate', 'Page.navigateToHistoryEntry', 'Page.handleJavaScriptDialog',
+  'Page.bringToFront']);
 const MAX_BATCH = 64;
 
 const CREATE_WAIT_MS = 30_000;

@@ -23,6 +23,14 @@ export default Object.freeze(/*JSON*/{
     "replaced"
   ],
   "serverPingIntervalMs": 15000,
+  "generalCdpMethods": [
+    "Runtime.evaluate", "Runtime.callFunctionOn", "Runtime.enable",
+    "Page.bringToFront", "Page.navigate", "Page.reload", "Page.captureScreenshot", "Page.getFrameTree",
+    "Page.createIsolatedWorld", "Page.getLayoutMetrics", "Page.getNavigationHistory", "Page.navigateToHistoryEntry",
+    "Page.handleJavaScriptDialog",
+    "Input.insertText", "Input.dispatchKeyEvent", "Input.dispatchMouseEvent",
+    "Network.enable"
+  ],
   "extensionPingIntervalMs": 20000,
   "providers": {
     "chatgpt": {

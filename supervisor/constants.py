@@ -39,6 +39,7 @@ class Shared:
     close: CloseCodes
     server_ping_interval_s: float
     providers: tuple[ProviderSite, ...]
+    general_cdp_methods: frozenset[str]  # what the extension lets the general browser tools send
 
     @property
     def extension_origin(self) -> str:
@@ -60,6 +61,7 @@ def _load() -> Shared:
                          hello_timeout=cc["helloTimeout"], replaced=cc["replaced"]),
         server_ping_interval_s=raw["serverPingIntervalMs"] / 1000,
         providers=tuple(ProviderSite(name, p["title"], tuple(p["origins"])) for name, p in raw["providers"].items()),
+        general_cdp_methods=frozenset(raw["generalCdpMethods"]),
     )
 
 

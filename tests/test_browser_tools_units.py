@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import shutil
 import struct
 import subprocess
@@ -122,6 +123,18 @@ def test_cli_flags_reach_the_config(tmp_path: Path) -> None:
                                 "--allow-domain", "*.b.test", "--config", str(tmp_path / "empty.toml")])
     c = _config(args)
     assert (c.enable_mutations, c.unsafe_enable_eval, c.allowed_domains) == (True, True, ("a.test", "*.b.test"))
+
+
+def test_the_extension_allows_exactly_the_cdp_methods_the_tools_send() -> None:
+    from supervisor.constants import SHARED
+
+    sent: set[str] = set()
+    for path in (REPO / "actors" / "browser_tools").glob("*.py"):
+        if path.name == "tab.py":
+            continue  # event names, not commands
+        sent |= set(re.findall(r'"((?:Page|Runtime|Input|Network|DOM|Emulation|Target|Fetch)\.[a-zA-Z]+)"',
+                               path.read_text()))
+    assert sent == SHARED.general_cdp_methods
 
 
 # --- safe mode -------------------------------------------------------------------------------------------------------
