@@ -27,6 +27,7 @@ from actors.protocol import browser_tools as bt
 from actors.protocol.relay import TabEvent, TabEventKind
 from supervisor.config import Config, host_pattern, load
 from supervisor.errors import (
+    BadExtensionReply,
     CdpError,
     ConfigError,
     DevtoolsOpen,
@@ -347,6 +348,9 @@ def test_extension_refusals_become_typed_errors() -> None:
     assert isinstance(extension_error(5, CdpError("Another debugger is already attached", ext_code="devtools_open")),
                       DevtoolsOpen)
     assert isinstance(extension_error(5, CdpError("leased by another server", ext_code="tab_busy")), NoTarget)
+    old = extension_error(-1, CdpError("tabs.query failed: urlPatterns must be an array of strings",
+                                       ext_code="bad_params"))
+    assert isinstance(old, BadExtensionReply) and "Reload the ai-bridge extension" in (old.hint or "")
     plain = CdpError("boom", ext_code="cdp_error")
     assert extension_error(5, plain) is plain
 

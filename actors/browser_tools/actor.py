@@ -24,6 +24,7 @@ import trio
 
 from supervisor.constants import SHARED
 from supervisor.errors import (
+    BadExtensionReply,
     BridgeError,
     CdpError,
     Detached,
@@ -181,8 +182,10 @@ class BrowserTools:
         if tab.attached:
             return
         info = await self.ext.attach(tab.tab_id, claim=tab.owner is TabOwner.TOOLS)
-        if info is not None:
-            tab.url, tab.title = info.url or tab.url, info.title
+        if info is None:  # an extension from before the browser tools answers a plain {}
+            raise BadExtensionReply("the extension attached without the browser tools' policy checks",
+                                    hint=OLD_EXTENSION)
+        tab.url, tab.title = info.url or tab.url, info.title
         if tab.events is None:
             send, recv = trio.open_memory_channel[TabEvent](2000)
             tab.events = send
@@ -212,7 +215,10 @@ class BrowserTools:
                        info.tab_id == self.book.current, info.active, bool(info.allowed))
 
     async def tabs_list(self) -> TabsReport:
-        infos = await self.ext.tabs()
+        try:
+            infos = await self.ext.tabs()
+        except CdpError as exc:
+            raise extension_error(-1, exc) from exc
         views: list[TabView] = []
         hidden = 0
         for info in infos:
@@ -240,7 +246,10 @@ class BrowserTools:
         url = normalize_url(msg.url) if msg.url else None
         if url is not None:
             self.policy.check_url(url, "the new tab's URL")
-        info = await self.ext.create_tab("about:blank", new_window=False, timeout_s=10)
+        try:
+            info = await self.ext.create_tab("about:blank", new_window=False, timeout_s=10)
+        except CdpError as exc:
+            raise extension_error(-1, exc) from exc
         tab = ToolTab(info.tab_id, TabOwner.TOOLS, url="about:blank")
         self.book.tabs[info.tab_id] = tab
         self.book.current = info.tab_id
@@ -402,9 +411,16 @@ class BrowserTools:
                 assert_never(msg)
 
 
+OLD_EXTENSION = ("Reload the ai-bridge extension in chrome://extensions (the reload icon on its card): it is older "
+                 "than this server and does not know the browser tools' commands.")
+
+
 def extension_error(tab_id: int, exc: CdpError) -> BridgeError:
     """An extension refusal (its error code) as the browser tools' typed error."""
     code = exc.ext_code
+    # A current extension never answers a general-tool command with these: only one from before the tools does.
+    if code in ("unknown_method", "site_not_allowed") or (code == "bad_params" and "urlPatterns" in exc.message):
+        return BadExtensionReply(f"the extension refused a browser-tool command ({exc.message})", hint=OLD_EXTENSION)
     if code == "policy_denied":
         # The extension's own check ("... is outside the allowed domains: <url>"): name the host as ours does.
         url = exc.message.rsplit(": ", 1)[-1]
