@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-import warnings
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -27,6 +27,7 @@ from supervisor.otp import ActorContext, ActorSystem, Message
 
 from .deps import FrontDeps, ToolCall
 from .stdio import Replay, StdinLines, StdoutWriter, early_initialize_reply, handshake_versions
+from .tasks import RELATED_TASK, TASKS_EXTENSION, ProgressSender, TaskError, TaskTable, missing_capability
 from .toolkit import Result, Tool
 from .tools import INSTRUCTIONS, TOOLS
 
@@ -89,34 +90,38 @@ async def run(
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
     from mcp.shared.exceptions import MCPError
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-    roots_cache: dict[int, str] = {}
+    roots: dict[str, str] = {}  # the client's first root as a project name, once asked (one client per process)
 
     async def project_of(sdk_ctx: Any, explicit: str | None) -> str:
         """The project name: the call's own `project`, else --project, else the client's first root (a fallback
-        for older clients; roots are deprecated), else the working directory."""
+        for older clients: roots are deprecated), else the working directory."""
         if explicit:
             return explicit
         if config.project:
             return config.project
-        session = sdk_ctx.session
-        key = id(session)
-        if key in roots_cache:
-            return roots_cache[key]
-        name = Path.cwd().name or "default"
+        if "name" not in roots:
+            roots["name"] = await _root_project(sdk_ctx.session) or Path.cwd().name or "default"
+        return roots["name"]
+
+    async def _root_project(session: Any) -> str | None:
+        # Only a 2025-era client that advertises roots can be asked (2026-07-28 has no server-to-client
+        # requests). The request is sent as itself: the SDK's list_roots() wrapper warns that roots are
+        # deprecated, which is right for new servers and noise here.
+        caps = session.client_capabilities
+        if caps is None or caps.roots is None or session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return None
         try:
-            caps = session.client_capabilities
-            if caps is not None and caps.roots is not None:
-                with trio.move_on_after(2), warnings.catch_warnings():
-                    # Roots are deprecated (SEP-2577); we read them only as a fallback, quietly.
-                    warnings.simplefilter("ignore")
-                    roots = await session.list_roots()
-                    if roots.roots:
-                        name = project_from_root(str(roots.roots[0].uri)) or name
-        except Exception as exc:  # a client that advertises roots but fails to list them: use the cwd
-            log.debug("list_roots failed: %s", exc)
-        roots_cache[key] = name
-        return name
+            with trio.move_on_after(2):
+                got = await session.send_request(types.ListRootsRequest(), types.ListRootsResult)
+                return project_from_root(str(got.roots[0].uri)) if got.roots else None
+        except Exception as exc:  # a client that advertises roots but fails to list them: use the fallback
+            log.debug("roots/list failed: %s", exc)
+        return None
+
+    async def on_roots_changed(sdk_ctx: Any, params: Any) -> None:
+        roots.clear()
 
     deps = FrontDeps(ctx=ctx, config=config, system=system)
 
@@ -124,36 +129,45 @@ async def run(
         a = t.annotations
         return types.Tool(
             name=t.name, title=t.title, description=t.description, input_schema=t.args.tool_schema(),
-            output_schema=t.output_schema,
+            output_schema=t.output_schema(),
             annotations=types.ToolAnnotations(read_only_hint=a.read_only, destructive_hint=a.destructive,
-                                              idempotent_hint=a.idempotent, open_world_hint=a.open_world))
+                                              idempotent_hint=a.idempotent, open_world_hint=a.open_world),
+            # 2025-11-25 clients may run these as tasks (the 2026-07-28 extension needs no per-tool flag).
+            execution=types.ToolExecution(task_support="optional") if t.start_job is not None else None)
 
     listed = [sdk_tool(t) for t in TOOLS.values()]
 
     async def on_list_tools(sdk_ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=listed)
 
+    def unknown_tool(name: object) -> Exception:
+        # The specification (2025-11-25 and 2026-07-28): an unknown tool is a protocol error, -32602.
+        return MCPError(types.INVALID_PARAMS, f"Unknown tool: {name}", {"availableTools": list(TOOLS)})
+
     async def on_call_tool(sdk_ctx: Any, params: Any) -> Any:
         tool = TOOLS.get(params.name)
         if tool is None:
-            # The specification: an unknown tool is a protocol error (-32602), not a tool result.
-            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name!r}. Available: {', '.join(TOOLS)}")
+            raise unknown_tool(params.name)
+        return _to_result(types, await _call(tool, sdk_ctx, dict(params.arguments or {})))
+
+    async def _call(tool: Tool, sdk_ctx: Any, raw: dict[str, Any]) -> Result:
         try:
-            args = tool.parse(dict(params.arguments or {}))
+            args = tool.parse(raw)
             result = await tool.handler(deps, ToolCall(sdk_ctx, project_of), args)
+            tool.check_output(result)
+            return result
         except BridgeError as exc:
-            log.info("tool %s failed: %s", params.name, exc.code)
-            return _error_result(types, exc)
+            log.info("tool %s failed: %s", tool.name, exc.code)
+            return Result.error(exc.info())
         except Exception as exc:
             leaf = _leaf(exc)
             if isinstance(leaf, BridgeError):
-                log.info("tool %s failed: %s", params.name, leaf.code)  # a handler's nursery wrapped it
-                return _error_result(types, leaf)
-            log.exception("tool %s crashed", params.name)
-            return _error_result(types, InternalError(
-                f"{params.name} failed with an unexpected {type(leaf).__name__}: {str(leaf)[:300]}",
-                hint="This is a bug in ai-bridge; the log file has the traceback. The server goes on."))
-        return _to_result(types, result)
+                log.info("tool %s failed: %s", tool.name, leaf.code)  # a handler's nursery wrapped it
+                return Result.error(leaf.info())
+            log.exception("tool %s crashed", tool.name)
+            return Result.error(InternalError(
+                f"{tool.name} failed with an unexpected {type(leaf).__name__}: {str(leaf)[:300]}",
+                hint="This is a bug in ai-bridge; the log file has the traceback. The server goes on.").info())
 
     server = Server(
         "ai-bridge",
@@ -162,7 +176,18 @@ async def run(
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
+    # Registered by hand: the constructor's on_roots_list_changed= warns that roots are deprecated.
+    server.add_notification_handler("notifications/roots/list_changed", types.NotificationParams, on_roots_changed)
+    server.extensions[TASKS_EXTENSION] = {}  # 2026-07-28: advertised by server/discover
+    options = server.create_initialization_options()
+    # 2025-11-25: tasks for tools/call, with tasks/list and tasks/cancel (stdio.early_initialize_reply says the same).
+    options.capabilities.tasks = types.ServerTasksCapability(
+        list=types.TasksListCapability(), cancel=types.TasksCancelCapability(),
+        requests=types.ServerTasksRequestsCapability(tools=types.TasksToolsCapability(call=types.TasksCallCapability())))
+
     async with trio.open_nursery() as nursery:
+        table = TaskTable(deps, nursery)
+        _serve_tasks(server, table, types, MCPError, MODERN_PROTOCOL_VERSIONS, project_of, unknown_tool)
 
         async def stop_on_request() -> None:
             await ctx.stop_requested.wait()
@@ -171,17 +196,102 @@ async def run(
         nursery.start_soon(stop_on_request)
         async with stdio_server(stdin=Replay(replay, stdin), stdout=stdout) as (  # type: ignore[arg-type]
                 read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            await server.run(read_stream, write_stream, options)
         log.info("MCP client closed stdin")
         nursery.cancel_scope.cancel()
 
 
-def _error_result(types: Any, exc: BridgeError) -> Any:
-    return types.CallToolResult(
-        content=[types.TextContent(text=f"[{exc.code}] {exc}")],
-        structured_content={"error": exc.as_dict()},
-        is_error=True,
-    )
+def _serve_tasks(server: Any, table: TaskTable, types: Any, mcp_error: Callable[..., Exception],
+                 modern_versions: tuple[str, ...],
+                 project_of: Any, unknown_tool: Callable[[object], Exception]) -> None:
+    """MCP tasks (see tasks.py): a middleware that turns task-augmented ask calls into tasks, and the tasks/*
+    methods. A middleware, because the SDK shapes a tools/call result as a CallToolResult, and a 2025-11-25
+    CreateTaskResult is not one."""
+
+    def error(exc: TaskError) -> Exception:
+        return mcp_error(exc.code, exc.message, exc.data)
+
+    def declares_tasks(sdk_ctx: Any) -> bool:
+        caps = sdk_ctx.session.client_capabilities
+        return caps is not None and TASKS_EXTENSION in (caps.extensions or {})
+
+    async def tasks_middleware(sdk_ctx: Any, call_next: Any) -> Any:
+        if sdk_ctx.method != "tools/call" or not isinstance(sdk_ctx.params, Mapping):
+            return await call_next(sdk_ctx)
+        params = sdk_ctx.params
+        modern = sdk_ctx.protocol_version in modern_versions
+        name, raw, task = params.get("name"), params.get("arguments"), params.get("task")
+        if modern:
+            tool = TOOLS.get(name) if isinstance(name, str) else None
+            if tool is None or tool.start_job is None or not declares_tasks(sdk_ctx):
+                return await call_next(sdk_ctx)
+        else:
+            if task is None:
+                return await call_next(sdk_ctx)
+            # The SDK has not validated these params yet (a middleware runs first): check what we use.
+            if not isinstance(name, str) or not isinstance(task, dict) or not isinstance(raw, dict | None):
+                raise mcp_error(types.INVALID_PARAMS, "Invalid params: tools/call needs a name, an arguments "
+                                "object and a task object")
+            tool = TOOLS.get(name)
+            if tool is None:
+                raise unknown_tool(name)
+            if tool.start_job is None:
+                # 2025-11-25: a tool whose taskSupport is absent ("forbidden") is not run as a task.
+                raise mcp_error(types.METHOD_NOT_FOUND, f"{name} does not run as a task; call it without 'task'")
+        ttl = task.get("ttl") if isinstance(task, dict) else None
+        if ttl is not None and (not isinstance(ttl, int) or isinstance(ttl, bool) or ttl < 0):
+            raise mcp_error(types.INVALID_PARAMS, "Invalid params: task.ttl must be a whole number of ms >= 0")
+        progress = None
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, Mapping) else None
+        if not modern and isinstance(token, str | int) and not isinstance(token, bool):
+            progress = _progress_sender(sdk_ctx.session, types, token)
+        try:
+            return await table.create(tool, dict(raw or {}), ToolCall(sdk_ctx, project_of), modern=modern,
+                                      ttl_ms=ttl, progress=progress)
+        except TaskError as exc:
+            raise error(exc) from None
+
+    server.middleware.append(tasks_middleware)
+
+    def guarded(handler: Callable[[Any], Awaitable[dict[str, Any]]], *, era: str | None = None) -> Any:
+        async def serve(sdk_ctx: Any, params: Any) -> dict[str, Any]:
+            modern = sdk_ctx.protocol_version in modern_versions
+            if era is not None and era != ("modern" if modern else "legacy"):
+                # tasks/result and tasks/list are 2025-11-25 methods; tasks/update is the extension's.
+                raise mcp_error(types.METHOD_NOT_FOUND, "Method not found", sdk_ctx.method)
+            if modern and not declares_tasks(sdk_ctx):
+                raise error(missing_capability())
+            try:
+                return await handler(params)
+            except TaskError as exc:
+                raise error(exc) from None
+
+        return serve
+
+    class UpdateParams(types.RequestParams):  # type: ignore[misc]
+        task_id: str
+        input_responses: dict[str, Any] = {}
+
+    server.add_request_handler("tasks/get", types.GetTaskRequestParams, guarded(lambda p: table.get(p.task_id)))
+    server.add_request_handler("tasks/result", types.GetTaskPayloadRequestParams,
+                               guarded(lambda p: table.result(p.task_id), era="legacy"))
+    server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams,
+                               guarded(lambda p: table.cancel(p.task_id)))
+    server.add_request_handler("tasks/list", types.PaginatedRequestParams,
+                               guarded(lambda p: table.list_tasks(p.cursor), era="legacy"))
+    server.add_request_handler("tasks/update", UpdateParams, guarded(lambda p: table.update(p.task_id), era="modern"))
+
+
+def _progress_sender(session: Any, types: Any, token: str | int) -> ProgressSender:
+    """2025-11-25: a task's progress goes on the original call's progress token, tagged with the task."""
+
+    async def send(task_id: str, step: int, message: str) -> None:
+        params = types.ProgressNotificationParams(progress_token=token, progress=step, message=message,
+                                                  _meta={RELATED_TASK: {"taskId": task_id}})
+        await session.send_notification(types.ProgressNotification(params=params))
+
+    return send
 
 
 def _to_result(types: Any, result: Result) -> Any:

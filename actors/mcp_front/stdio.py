@@ -182,7 +182,8 @@ def handshake_versions() -> tuple[str, ...]:
 
 def early_initialize_reply(line: str, versions: tuple[str, ...], instructions: str) -> dict[str, Any] | None:
     """The reply to a plain ``initialize`` whose protocol version the SDK supports — exactly what the SDK answers
-    (tools capability, server info, instructions, the requested version echoed as MCP negotiation requires).
+    (tools and tasks capabilities as actor.py sets them, server info, instructions, the requested version echoed as
+    MCP negotiation requires; `StdoutWriter` compares it with the SDK's own reply and logs any difference).
     None for anything else: then the SDK answers when it is loaded."""
     try:
         msg = json.loads(line)
@@ -195,7 +196,8 @@ def early_initialize_reply(line: str, versions: tuple[str, ...], instructions: s
     if version not in versions:
         return None
     return {"jsonrpc": "2.0", "id": msg["id"], "result": {
-        "capabilities": {"tools": {"listChanged": False}},
+        "capabilities": {"tools": {"listChanged": False},
+                         "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}},
         "instructions": instructions,
         "protocolVersion": version,
         "serverInfo": {"name": "ai-bridge", "version": supervisor.__version__},

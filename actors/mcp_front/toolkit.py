@@ -1,10 +1,36 @@
-"""How a tool is declared: one pydantic model per tool is both its JSON Schema (``tools/list``) and its argument
-validation (``tools/call``), so the two can never disagree. Validation errors become one clear `InvalidArgument`
-line that names the argument and what it must be.
+"""How a tool is declared: ``Tool(name, description, args, handler, annotations, output=...)``.
 
-Argument models are strict (no coercion: ``"3"`` is not a number), forbid unknown arguments and refuse NaN and
-±inf. Their schemas are plain JSON Schema: optional arguments without a default are left out of the schema's
-``required`` list instead of being typed ``null``.
+- **Arguments.** One pydantic model per tool (a subclass of `Args`) is both its JSON Schema (``inputSchema`` in
+  ``tools/list``) and its argument validation (``tools/call``), so the two can never disagree. Validation errors
+  become one clear `InvalidArgument` line that names the argument and what it must be. Argument models are strict
+  (no coercion: ``"3"`` is not a number), forbid unknown arguments and refuse NaN and ±inf. Their schemas are
+  plain JSON Schema: optional arguments without a default are left out of ``required`` instead of being typed
+  ``null``.
+- **Structured result.** A tool whose result is structured names an output model (a subclass of `Output`) as
+  ``output=``; a tool that can return one of several shapes names a tuple of them (``output=(Answer, Started)``:
+  the schema is their ``anyOf``). Its schema is the tool's ``outputSchema``, and the front checks every
+  successful result's ``structured`` dict against the model before it leaves (the official clients validate
+  ``structuredContent`` against ``outputSchema`` and reject a mismatch, so a mismatch is our bug: it is logged
+  and the call fails as ``internal_error``). Error results (``is_error``) carry ``{"error": {...}}`` and are not
+  checked, as clients do not check them either. Output models allow extra keys, so a new field never breaks a
+  client; declare the keys a caller may rely on. Keys are camelCase, as on the wire.
+- **Annotations.** `Annotations` are MCP's hints (readOnlyHint, destructiveHint, idempotentHint, openWorldHint);
+  set all four deliberately (MCP's defaults for an unset hint are the pessimistic ones).
+- **Background.** A tool that can run as a background job (and so as an MCP task) gives ``start_job``: it starts
+  the job and returns its `JobView` (see `actors.mcp_front.tasks`).
+
+Example::
+
+    class EchoArgs(Args):
+        text: Annotated[str, Field(max_length=100, description="What to echo.")]
+
+    class EchoOutput(Output):
+        text: str
+
+    async def echo(deps: FrontDeps, call: ToolCall, args: EchoArgs) -> Result:
+        return Result(text=args.text, structured={"text": args.text})
+
+    Tool("echo", "Echo the text.", EchoArgs, echo, Annotations(read_only=True, idempotent=True), output=EchoOutput)
 """
 
 from __future__ import annotations
@@ -18,9 +44,10 @@ import attrs
 import pydantic
 from pydantic import BaseModel, ConfigDict
 
-from supervisor.errors import InvalidArgument
+from supervisor.errors import ErrorInfo, InvalidArgument
 
 if TYPE_CHECKING:
+    from ..protocol.jobs import JobView
     from .deps import FrontDeps, ToolCall
 
 
@@ -37,12 +64,44 @@ class Args(BaseModel):
 
 @functools.cache
 def _schema_of(cls: type[Args]) -> dict[str, Any]:
-    return _clean(cls.model_json_schema())
+    out = _clean(cls.model_json_schema())
+    out.setdefault("properties", {})
+    out["additionalProperties"] = False
+    return out
+
+
+class Output(BaseModel):
+    """Base of every tool's structured result (its ``structuredContent``); see the module docstring."""
+
+    model_config = ConfigDict(extra="allow", strict=True, allow_inf_nan=False, frozen=True)
+
+
+Outputs = type[Output] | tuple[type[Output], ...]
+
+
+@functools.cache
+def _output_schema_of(output: Outputs) -> dict[str, Any]:
+    if isinstance(output, tuple):
+        # MCP wants an object schema at the root; one of the shapes must match.
+        return {"type": "object", "anyOf": [_clean(o.model_json_schema()) for o in output]}
+    return _clean(output.model_json_schema())
+
+
+def _check_output(output: Outputs, structured: object) -> None:
+    """Raise `pydantic.ValidationError` (the last shape's) unless `structured` matches one of the shapes."""
+    shapes = output if isinstance(output, tuple) else (output,)
+    for i, shape in enumerate(shapes):
+        try:
+            shape.model_validate(structured)
+            return
+        except pydantic.ValidationError:
+            if i == len(shapes) - 1:
+                raise
 
 
 def _clean(schema: dict[str, Any]) -> dict[str, Any]:
     """Pydantic's schema as a plain one: ``$ref``s inlined, no titles (noise in an agent's context), no
-    ``default: null`` for optional arguments, and ``additionalProperties: false``."""
+    ``default: null`` for optional fields."""
     defs = schema.get("$defs", {})
 
     def walk(node: Any) -> Any:
@@ -57,8 +116,6 @@ def _clean(schema: dict[str, Any]) -> dict[str, Any]:
         return node
 
     out: dict[str, Any] = walk(schema)
-    out.setdefault("properties", {})
-    out["additionalProperties"] = False
     return out
 
 
@@ -82,8 +139,14 @@ class Result:
     is_error: bool = False
     image_mime: str = "image/png"
 
+    @classmethod
+    def error(cls, info: ErrorInfo) -> Result:
+        """A typed error as a tool result: ``[code] message hint``, and ``{"error": {code, message, hint}}``."""
+        return cls(text=info.text(), structured={"error": info.as_dict()}, is_error=True)
+
 
 Handler = Callable[["FrontDeps", "ToolCall", Any], Awaitable[Result]]
+StartJob = Callable[["FrontDeps", "ToolCall", Any], Awaitable["JobView"]]
 
 
 @attrs.frozen
@@ -93,8 +156,19 @@ class Tool:
     args: type[Args]
     handler: Handler
     annotations: Annotations
-    output_schema: dict[str, Any] | None = None
+    output: Outputs | None = None
     title: str | None = None
+    start_job: StartJob | None = None  # can run as a background job, and so as an MCP task
+
+    def output_schema(self) -> dict[str, Any] | None:
+        """The ``outputSchema`` clients see (None: the result is text only)."""
+        return None if self.output is None else _output_schema_of(self.output)
+
+    def check_output(self, result: Result) -> None:
+        """Raise `pydantic.ValidationError` if a successful result's structured content does not match the
+        declared output (a bug in the tool)."""
+        if self.output is not None and not result.is_error:
+            _check_output(self.output, result.structured)
 
     def parse(self, raw: dict[str, Any]) -> Args:
         try:

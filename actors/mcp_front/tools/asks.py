@@ -15,12 +15,12 @@ from pydantic.json_schema import SkipJsonSchema
 from supervisor.errors import BridgeError, ErrorInfo
 
 from ...protocol.common import ProviderName
-from ...protocol.jobs import JOBS, StartJob
-from ...protocol.provider import Ask, AskPhase, AskProgress, AskResult, provider_address
+from ...protocol.jobs import JOBS, JobView, StartJob
+from ...protocol.provider import Ask, AskProgress, AskResult, provider_address
 from ...protocol.session_store import MAX_PROJECT
 from ..deps import FrontDeps, ToolCall
 from ..toolkit import Annotations, Args, Result, Tool
-from .render import ask_structured, both_result
+from .render import Answer, BothAnswers, JobStarted, answer_result, both_result, progress_line
 
 MAX_QUESTION = 100_000
 
@@ -76,13 +76,7 @@ class _ProgressPump:
 
     async def run(self) -> None:
         async for item in self.recv:
-            title = item.provider.display
-            if item.phase is AskPhase.ANSWERING:
-                tail = item.text[-300:].replace("\n", " ")
-                msg = f"{title} is answering ({item.chars} chars): …{tail}"
-            else:
-                msg = f"{title}: {item.phase.value}"
-            if not await self.call.progress(msg):
+            if not await self.call.progress(progress_line(item.provider, item.phase, item.text)):
                 return
 
 
@@ -94,19 +88,30 @@ async def _ask(deps: FrontDeps, provider: ProviderName, msg: Ask,
                                                                on_progress=on_progress)
 
 
-async def _start_job(deps: FrontDeps, tool: str, providers: tuple[ProviderName, ...], msg: Ask) -> Result:
-    view = await deps.ctx.ref(JOBS).call(StartJob(tool, providers, msg), timeout=10)
-    names = ", ".join(p.display for p in providers)
+def starter(tool: str, providers: tuple[ProviderName, ...]) -> Callable[[FrontDeps, ToolCall, AskArgs],
+                                                                       Awaitable[JobView]]:
+    """How an ask tool starts its background job (background: true, or an MCP task)."""
+
+    async def start_job(deps: FrontDeps, call: ToolCall, args: AskArgs) -> JobView:
+        msg = await _message(deps, call, args)
+        return await deps.ctx.ref(JOBS).call(StartJob(tool, providers, msg), timeout=10)
+
+    return start_job
+
+
+def _started(view: JobView) -> Result:
+    names = ", ".join(p.display for p in view.providers)
     text = (f"Started background job {view.job_id} ({names}). Call get_answer with job_id {view.job_id!r} to wait "
             "for the answer (wait_s up to 600).")
     return Result(text=text, structured={"jobId": view.job_id, "status": view.status.value})
 
 
-def ask_one(provider: ProviderName) -> Callable[[FrontDeps, ToolCall, AskArgs], Awaitable[Result]]:
+def ask_one(provider: ProviderName, start_job: Callable[[FrontDeps, ToolCall, AskArgs], Awaitable[JobView]]
+            ) -> Callable[[FrontDeps, ToolCall, AskArgs], Awaitable[Result]]:
     async def handler(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
-        msg = await _message(deps, call, args)
         if args.background:
-            return await _start_job(deps, f"ask_{provider.value}_web", (provider,), msg)
+            return _started(await start_job(deps, call, args))
+        msg = await _message(deps, call, args)
         pump = _ProgressPump(call)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(pump.run)
@@ -114,16 +119,19 @@ def ask_one(provider: ProviderName) -> Callable[[FrontDeps, ToolCall, AskArgs], 
                 r = await _ask(deps, provider, msg, pump.sink)
             finally:
                 nursery.cancel_scope.cancel()
-        return Result(text=r.answer, structured=ask_structured(r))
+        return answer_result(r)
 
     return handler
 
 
+_start_both = starter("ask_chatgpt_gemini_web", tuple(ProviderName))
+
+
 async def ask_both(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
+    if args.background:
+        return _started(await _start_both(deps, call, args))
     msg = await _message(deps, call, args)
     providers = tuple(ProviderName)
-    if args.background:
-        return await _start_job(deps, "ask_chatgpt_gemini_web", providers, msg)
     pump = _ProgressPump(call)
     results: dict[ProviderName, AskResult | ErrorInfo] = {}
 
@@ -143,21 +151,26 @@ async def ask_both(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
 
 
 ASKS = Annotations(read_only=False, destructive=False, idempotent=False, open_world=True)
+_start_chatgpt = starter("ask_chatgpt_web", (ProviderName.CHATGPT,))
+_start_gemini = starter("ask_gemini_web", (ProviderName.GEMINI,))
 
 TOOLS = (
     Tool("ask_chatgpt_gemini_web",
          "Ask ChatGPT and Gemini the same question at once through their web UIs (recommended for a second "
          "opinion, design reviews, debugging help). Returns both answers; if one fails you still get the other "
          "plus the error. Continues this project's conversations unless new_chat is true. Streams progress.",
-         AskArgs, ask_both, ASKS),
+         AskArgs, ask_both, ASKS, output=(BothAnswers, JobStarted), title="Ask ChatGPT and Gemini",
+         start_job=_start_both),
     Tool("ask_chatgpt_web",
          "Ask ChatGPT through chatgpt.com in the user's browser (no API key). Use when you want ChatGPT "
          "specifically; for two opinions use ask_chatgpt_gemini_web. Continues this project's conversation "
          "unless new_chat is true. Long answers can take minutes; progress is streamed.",
-         AskArgs, ask_one(ProviderName.CHATGPT), ASKS),
+         AskArgs, ask_one(ProviderName.CHATGPT, _start_chatgpt), ASKS, output=(Answer, JobStarted),
+         title="Ask ChatGPT", start_job=_start_chatgpt),
     Tool("ask_gemini_web",
          "Ask Gemini through gemini.google.com in the user's browser (no API key). Use when you want Gemini "
          "specifically; for two opinions use ask_chatgpt_gemini_web. Continues this project's conversation "
          "unless new_chat is true. Progress is streamed.",
-         AskArgs, ask_one(ProviderName.GEMINI), ASKS),
+         AskArgs, ask_one(ProviderName.GEMINI, _start_gemini), ASKS, output=(Answer, JobStarted),
+         title="Ask Gemini", start_job=_start_gemini),
 )

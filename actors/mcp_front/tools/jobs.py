@@ -9,7 +9,7 @@ from pydantic import Field
 from ...protocol.jobs import JOBS, CancelJob, GetJob, JobStatus, ListJobs
 from ..deps import FrontDeps, ToolCall, dumps
 from ..toolkit import Annotations, Args, Result, Tool
-from .render import job_result, job_structured
+from .render import JobList, JobOut, job_result, job_structured
 
 MAX_WAIT_S = 600
 JobId = Annotated[str, Field(min_length=1, max_length=64,
@@ -56,12 +56,15 @@ TOOLS = (
          "Get the result of a background ask (started with background: true). Waits up to wait_s seconds for it to "
          "finish, then returns the answer, or the partial answer so far with status running, or the typed error. "
          "Call it again to keep waiting.",
-         GetAnswerArgs, get_answer, Annotations(read_only=True)),
+         GetAnswerArgs, get_answer, Annotations(read_only=True, idempotent=True), output=JobOut,
+         title="Get a background answer"),
     Tool("list_jobs",
          "List this server's background asks: every running one and the most recent finished ones, with status "
          "and progress phase. Jobs end when the server stops.",
-         ListJobsArgs, list_jobs, Annotations(read_only=True)),
+         ListJobsArgs, list_jobs, Annotations(read_only=True, idempotent=True), output=JobList,
+         title="List background jobs"),
     Tool("cancel_job",
          "Cancel a running background ask: clicks Stop in the ChatGPT/Gemini page and marks the job cancelled.",
-         CancelJobArgs, cancel_job, Annotations(read_only=False, destructive=True, idempotent=True)),
+         CancelJobArgs, cancel_job, Annotations(read_only=False, destructive=True, idempotent=True), output=JobOut,
+         title="Cancel a background job"),
 )

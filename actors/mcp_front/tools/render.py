@@ -1,13 +1,89 @@
-"""Answers, errors and jobs as tool results: the one place their text and structured forms are written."""
+"""Answers, errors and jobs as tool results: the one place their text and structured forms are written, and the
+output models (``outputSchema``) that describe the structured forms."""
 
 from __future__ import annotations
+
+from pydantic import Field
 
 from supervisor.errors import ErrorInfo
 
 from ...protocol.common import ProviderName
 from ...protocol.jobs import JobStatus, JobView
-from ...protocol.provider import AskResult
-from ..toolkit import Result
+from ...protocol.provider import AskPhase, AskResult
+from ..toolkit import Output, Result
+
+# --- output models (camelCase keys, as on the wire) ------------------------------------------------------------------
+
+
+class ErrorOut(Output):
+    code: str = Field(description="Stable error code; docs/troubleshooting.md has a section for each.")
+    message: str
+    hint: str | None
+
+
+class ErrorOnly(Output):
+    error: ErrorOut
+
+
+class Completion(Output):
+    reason: str
+    detectedAtMs: float
+    thinking: bool
+
+
+class AskWarningOut(Output):
+    code: str
+    message: str
+    debugDump: str | None
+
+
+class Answer(Output):
+    """One provider's answer."""
+
+    provider: str = Field(description="chatgpt or gemini")
+    answer: str
+    url: str = Field(description="The conversation's URL.")
+    timings: dict[str, float] = Field(description="Milliseconds per step (connectMs, sendMs, totalMs, ...).")
+    retries: int
+    completion: Completion
+    warnings: list[AskWarningOut] = Field(default_factory=list, description="Present when the answer looks odd.")
+
+
+class BothAnswers(Output):
+    """ask_chatgpt_gemini_web: each provider's answer, or its error (one failing still returns the other)."""
+
+    chatgpt: Answer | ErrorOnly
+    gemini: Answer | ErrorOnly
+
+
+class JobStarted(Output):
+    """An ask with background: true."""
+
+    jobId: str
+    status: str
+
+
+class JobRow(Output):
+    jobId: str
+    tool: str
+    status: str = Field(description="running, done, failed or cancelled")
+    createdAt: str
+    elapsedS: float
+    phase: dict[str, str]
+
+
+class JobOut(JobRow):
+    finishedAt: str | None
+    partial: dict[str, str] = Field(default_factory=dict, description="The answer text so far (while running).")
+    results: dict[str, Answer]
+    errors: dict[str, ErrorOut]
+
+
+class JobList(Output):
+    jobs: list[JobRow]
+
+
+# --- writers ---------------------------------------------------------------------------------------------------------
 
 
 def ask_structured(r: AskResult) -> dict[str, object]:
@@ -18,6 +94,18 @@ def ask_structured(r: AskResult) -> dict[str, object]:
     if r.warnings:
         out["warnings"] = [{"code": w.code, "message": w.message, "debugDump": w.debug_dump} for w in r.warnings]
     return out
+
+
+def progress_line(provider: ProviderName, phase: AskPhase, text: str) -> str:
+    """One provider's progress as a line (progress notifications, task status messages)."""
+    if phase is AskPhase.ANSWERING:
+        tail = text[-300:].replace("\n", " ")
+        return f"{provider.display} is answering ({len(text)} chars): …{tail}"
+    return f"{provider.display}: {phase.value}"
+
+
+def answer_result(r: AskResult) -> Result:
+    return Result(text=r.answer, structured=ask_structured(r))
 
 
 def both_result(results: dict[ProviderName, AskResult | ErrorInfo]) -> Result:
@@ -33,6 +121,32 @@ def both_result(results: dict[ProviderName, AskResult | ErrorInfo]) -> Result:
             structured[p.value] = {"error": r.as_dict()}
     failed = all(not isinstance(r, AskResult) for r in results.values())
     return Result(text="\n\n".join(parts), structured=structured, is_error=failed)
+
+
+def job_as_ask(v: JobView) -> Result:
+    """A finished job as the result its ask tool would have returned in the foreground (an MCP task's result)."""
+    missing = ErrorInfo("bridge_error", "the job ended without an answer")
+    if len(v.providers) > 1:
+        return both_result({p: v.results.get(p) or v.errors.get(p) or missing for p in v.providers})
+    p = v.providers[0]
+    return answer_result(v.results[p]) if p in v.results else Result.error(v.errors.get(p) or missing)
+
+
+def job_progress(v: JobView) -> str:
+    """A running job in one line per provider: the phase, or the partial answer's length and tail."""
+    lines = []
+    for p in v.providers:
+        if p in v.results:
+            lines.append(f"{p.display}: done")
+        elif p in v.errors:
+            lines.append(f"{p.display}: failed [{v.errors[p].code}]")
+        else:
+            phase = v.phase.get(p)
+            if isinstance(phase, AskPhase):
+                lines.append(progress_line(p, phase, v.partial.get(p, "")))
+            else:
+                lines.append(f"{p.display}: {phase.value if phase else 'queued'}")
+    return "\n".join(lines)
 
 
 def job_structured(v: JobView) -> dict[str, object]:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+from typing import Any
+
+from pydantic import Field
 
 from supervisor.errors import BridgeError
 
@@ -12,11 +15,25 @@ from ...protocol.jobs import JOBS, ListJobs
 from ...protocol.relay import RELAY, LinkStatus
 from ...protocol.session_store import SESSION_STORE, ReadHistory
 from ..deps import FrontDeps, ToolCall, dumps, versions
-from ..toolkit import Annotations, Args, Result, Tool
+from ..toolkit import Annotations, Args, Output, Result, Tool
 
 
 class StatusArgs(Args):
     pass
+
+
+class StatusOut(Output):
+    versions: dict[str, str]
+    stateDir: str
+    logFile: str
+    pid: int
+    project: str = Field(description="The project name this client's calls use by default.")
+    actors: dict[str, Any] = Field(description="The live actor tree: state, restarts, last error, inbox depth.")
+    recentAsks: list[dict[str, Any]] | dict[str, Any]
+    extension: dict[str, Any]
+    browser: dict[str, Any]
+    jobs: dict[str, Any]
+    browserTools: dict[str, Any] = Field(description="The general browser tools: mode, allowed domains, tabs.")
 
 
 async def _part(deps: FrontDeps, key: str) -> object:
@@ -61,5 +78,6 @@ TOOLS = (
          "requests), the browser/extension link, running background jobs, and the general browser tools (safe mode, "
          "allowed domains, their tabs, open dialogs). Use it when an ask or a browser tool fails to see what is "
          "wrong.",
-         StatusArgs, bridge_status, Annotations(read_only=True, idempotent=True)),
+         StatusArgs, bridge_status, Annotations(read_only=True, idempotent=True), output=StatusOut,
+         title="ai-bridge status"),
 )
