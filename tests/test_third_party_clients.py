@@ -1,0 +1,156 @@
+"""`ai-bridge serve` driven by MCP clients this project did not write, installed from npm with a Node of their own
+(tests/npm_clients.py): the MCP Inspector CLI and the TypeScript SDK client (protocol 2025-11-25).
+
+Without a browser: tools/list (annotations, output schemas, the Inspector's --strict portability check, Ajv strict
+compilation of every schema), the structured result checked by the client, root URIs with escapes, the unknown
+tool. With real Chromium and the fake sites: task-augmented asks to completion and to cancel (TypeScript SDK), and
+the `project` argument winning over the client's roots (Inspector)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from .e2e import requires_chromium, server_args
+from .fakesites.fixture import FakeSites
+from .fakesites.scripting import answer_ref
+from .npm_clients import clean_env, inspector_cli, install, run_ts_client, server_command
+
+ROOT = "file:///home/me/my%20project%C3%A9"
+ASKS = {"ask_chatgpt_gemini_web", "ask_chatgpt_web", "ask_gemini_web"}
+READ_ONLY = {"bridge_status", "list_jobs", "get_answer", "take_cdp_snapshot", "get_page_dom"}
+
+
+@pytest.fixture(scope="module")
+def npm_prefix() -> Path:
+    return install()
+
+
+def inspector(prefix: Path, tmp: Path, server: dict[str, Any], *args: str, roots: list[str] = (),  # type: ignore[assignment]
+              timeout: float = 120) -> tuple[int, dict[str, Any], str]:
+    """One Inspector CLI run against `server` (from a config file, so that it can carry roots)."""
+    config = tmp / "mcp.json"
+    entry = {**server, "roots": [{"uri": uri, "name": "root"} for uri in roots]}
+    config.write_text(json.dumps({"mcpServers": {"ai-bridge": entry}}))
+    done = subprocess.run([*inspector_cli(prefix), "--config", str(config), "--server", "ai-bridge", "--format",
+                           "json", *args], capture_output=True, text=True, timeout=timeout, cwd=tmp,
+                          env=clean_env({"HOME": str(tmp)}))
+    out = json.loads(done.stdout) if done.stdout.strip() else {}
+    return done.returncode, out, done.stderr
+
+
+def no_warning_printed(stderr: str) -> None:
+    assert "Deprecat" not in stderr and "Traceback" not in stderr, stderr[-3000:]
+
+
+def plain_server(tmp: Path) -> dict[str, Any]:
+    return {**server_command(["serve", "--browser", "connect"]),
+            "env": {"AI_BRIDGE_STATE_DIR": str(tmp / "state"), "XDG_CONFIG_HOME": str(tmp / "config")}}
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_inspector_lists_tools_strictly(npm_prefix: Path, tmp_path: Path, era: str) -> None:
+    rc, out, err = inspector(npm_prefix, tmp_path, plain_server(tmp_path), "--method", "tools/list", "--strict",
+                             "--protocol-era", era)
+    assert rc == 0, err[-3000:]  # --strict exits 6 on any error-severity schema portability problem
+    tools = {t["name"]: t for t in out["result"]["tools"]}
+    assert ASKS | READ_ONLY <= set(tools)
+    for name, tool in tools.items():
+        a = tool["annotations"]
+        assert a["readOnlyHint"] is (name in READ_ONLY) and a["openWorldHint"] is (name in ASKS), name
+        assert a["destructiveHint"] is (name == "cancel_job"), name
+        assert tool["outputSchema"]["type"] == "object", name
+    if era == "legacy":
+        assert {n for n, t in tools.items() if t.get("execution", {}).get("taskSupport") == "optional"} == ASKS
+    no_warning_printed(err)
+
+
+def test_inspector_roots_with_escapes(npm_prefix: Path, tmp_path: Path) -> None:
+    rc, out, err = inspector(npm_prefix, tmp_path, plain_server(tmp_path), "--method", "tools/call", "--tool-name",
+                             "bridge_status", roots=[ROOT])
+    assert rc == 0, err[-3000:]
+    assert out["result"]["structuredContent"]["project"] == "my projecté"
+    no_warning_printed(err)
+
+
+def test_typescript_sdk_schemas_roots_and_unknown_tool(npm_prefix: Path, tmp_path: Path) -> None:
+    server = plain_server(tmp_path)
+    out = run_ts_client(npm_prefix, {**server, "env": clean_env(server["env"]), "scenario": "list", "root": ROOT})
+    assert out["serverCapabilities"]["tasks"]["requests"]["tools"]["call"] == {}
+    for name, tool in out["tools"].items():
+        # Every input and output schema compiles in Ajv's strict mode.
+        assert tool["compiled"] == {"inputSchema": "ok", "outputSchema": "ok"}, (name, tool["compiled"])
+        assert tool["annotations"]["readOnlyHint"] is (name in READ_ONLY), name
+    assert out["status"] == {"isError": False, "project": "my projecté"}
+    assert out["unknownTool"]["code"] == -32602 and "Unknown tool: no_such_tool" in out["unknownTool"]["message"]
+
+
+# --- with a browser --------------------------------------------------------------------------------------------------
+
+
+def browser_server(sites: FakeSites, tmp: Path) -> dict[str, Any]:
+    args = server_args(sites, profile_dir=tmp / "profile", project="unused")
+    i = args.index("--project")
+    del args[i:i + 2]  # no --project: the client's roots, or the call's `project`, name the conversation
+    return {**server_command(args[2:]),
+            "env": {"AI_BRIDGE_STATE_DIR": str(tmp / "state"), "XDG_CONFIG_HOME": str(tmp / "config")}}
+
+
+@requires_chromium
+@pytest.mark.chromium
+async def test_typescript_sdk_task_to_completion(npm_prefix: Path, sites: FakeSites, tmp_path: Path) -> None:
+    sites.chatgpt.set_next(chunks=12, intervalMs=150, firstTokenMs=100)
+    q = "Name 3 uses of a hash map."
+    server = browser_server(sites, tmp_path)
+    spec = {**server, "env": clean_env(server["env"]), "scenario": "task", "tool": "ask_chatgpt_web",
+            "arguments": {"question": q}}
+    out = await trio.to_thread.run_sync(run_ts_client, npm_prefix, spec)
+    kinds = [m["type"] for m in out["messages"]]
+    assert kinds[0] == "taskCreated" and kinds[-1] == "result", kinds
+    statuses = [m["task"]["status"] for m in out["messages"] if m["type"] == "taskStatus"]
+    assert statuses[-1] == "completed" and set(statuses[:-1]) <= {"working"}
+    result = out["messages"][-1]["result"]
+    assert not result.get("isError") and answer_ref(q) in result["structuredContent"]["answer"]
+    assert result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"] == out["messages"][0]["task"]["taskId"]
+    # Progress with the partial text reached the client through the task's life (the call had returned long before).
+    assert any("is answering" in p for p in out["progress"]), out["progress"]
+
+
+@requires_chromium
+@pytest.mark.chromium
+async def test_typescript_sdk_task_cancel_clicks_stop(npm_prefix: Path, sites: FakeSites, tmp_path: Path) -> None:
+    sites.chatgpt.set_next(chunks=200, intervalMs=100, firstTokenMs=100)
+    server = browser_server(sites, tmp_path)
+    spec = {**server, "env": clean_env(server["env"]), "scenario": "task", "tool": "ask_chatgpt_web",
+            "arguments": {"question": "Write a long essay about 7 network protocols."}, "cancel": True}
+    out = await trio.to_thread.run_sync(run_ts_client, npm_prefix, spec)
+    assert out["afterCancel"] == "cancelled"
+    last = out["messages"][-1]
+    assert last["type"] == "error" and "cancelled" in last["error"]["message"], out["messages"]
+    log = await trio.to_thread.run_sync(lambda: sites.chatgpt.wait_log(
+        lambda qs: qs and qs[0]["status"] == "disconnected", timeout=10))
+    assert log[0]["status"] == "disconnected"  # Stop was clicked in the page
+
+
+@requires_chromium
+@pytest.mark.chromium
+async def test_inspector_ask_project_argument_wins_over_roots(npm_prefix: Path, sites: FakeSites,
+                                                              tmp_path: Path) -> None:
+    sites.gemini.set_next(chunks=3, intervalMs=40, firstTokenMs=100)
+    q = "What is 6 times 7?"
+    server = browser_server(sites, tmp_path)
+    rc, out, err = await trio.to_thread.run_sync(lambda: inspector(
+        npm_prefix, tmp_path, server, "--method", "tools/call", "--tool-name", "ask_gemini_web", "--tool-args-json",
+        json.dumps({"question": q, "project": "from-the-argument"}), roots=[ROOT], timeout=180))
+    assert rc == 0, err[-3000:]
+    assert answer_ref(q) in out["result"]["structuredContent"]["answer"]
+    projects = json.loads((tmp_path / "state" / "sessions.json").read_text())["projects"]
+    assert set(projects) == {"from-the-argument"}
+    history = [json.loads(line) for line in (tmp_path / "state" / "history.jsonl").read_text().splitlines()]
+    assert [h["project"] for h in history] == ["from-the-argument"]
+    no_warning_printed(err)
