@@ -199,3 +199,110 @@ def test_every_tool_and_argument_is_documented(tool: str) -> None:
 def test_tools_docs_name_no_unknown_tool() -> None:
     stale = sorted(set(tools_section()) - set(TOOLS))
     assert not stale, f"docs/install.md documents tools the server does not offer: {stale}"
+
+
+# --- help texts and option behaviour that the docs promise ----------------------------------------------------------
+# Each test below would have caught one mismatch a user found (issue 13): a help text naming the wrong variable, an
+# option without help or default, a documented "> 0" the parser did not enforce, a --config file that was silently
+# ignored, and a bad value reported as coming from the wrong place.
+
+ENV_VAR = r"AI_BRIDGE_[A-Z_]+"
+
+
+def common_rows() -> dict[str, tuple[str, set[str]]]:
+    """Option → (config key, env vars) from the 'config key / env' column of the common options table."""
+    _, common = cli_sections()
+    rows = {}
+    for line in common.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not (m := re.search("`(" + OPTION + ")", cells[0])):
+            continue
+        key = re.match(r"`([a-z_]+)`", cells[1])
+        rows[m.group(1)] = (key.group(1) if key else "", set(re.findall(ENV_VAR, cells[1])))
+    return rows
+
+
+def all_actions() -> list[tuple[str, argparse.Action]]:
+    return [(name, a) for name, p in subcommands().items() for a in p._actions
+            if not isinstance(a, argparse._HelpAction)]
+
+
+def test_help_names_the_environment_variables_the_docs_name() -> None:
+    rows = common_rows()
+    for command, action in all_actions():
+        named = set(re.findall(ENV_VAR, action.help or ""))
+        if not named or not action.option_strings:
+            continue
+        option = next(o for o in action.option_strings if o.startswith("--"))
+        if option in rows:
+            documented = sorted(rows[option][1])
+            assert named <= rows[option][1], (
+                f"`ai-bridge {command} {option} --help` names {sorted(named)}, docs/cli.md names {documented}")
+
+
+def test_documented_environment_variables_are_read() -> None:
+    from supervisor import config
+
+    for option, (key, env_vars) in common_rows().items():
+        for var in env_vars:
+            assert key in config._FIELDS, (option, key)
+            aliases = config._ENV_ALIASES.get(key, ())
+            assert var == "AI_BRIDGE_" + key.upper() or var in aliases, f"{option}: {var} is not read for {key}"
+
+
+def test_every_command_and_option_has_help_and_shows_its_default() -> None:
+    for command, p in subcommands().items():
+        assert p.description, f"`ai-bridge {command} --help` has no description"
+    for command, action in all_actions():
+        name = action.option_strings[-1] if action.option_strings else action.dest
+        assert action.help, f"`ai-bridge {command}`: {name} has no help text"
+        if action.default not in (None, False, 0, [], ()) and action.default is not argparse.SUPPRESS:
+            assert "default" in action.help, f"`ai-bridge {command}`: {name} does not say its default"
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
+def test_seconds_options_refuse_what_the_docs_refuse(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # install.md: "Seconds must be greater than 0" — for the options as for the keys.
+    assert "Seconds must be greater than 0" in read("install.md")
+    seconds = [(c, a) for c, a in all_actions() if a.option_strings and "seconds" in (a.help or "")]
+    assert seconds, "no option takes seconds?"
+    for command, action in seconds:
+        argv = [command, f"{action.option_strings[-1]}={value}"] + (["q"] if command == "ask" else [])
+        with pytest.raises(SystemExit) as exit_info:
+            parser().parse_args(argv)
+        assert exit_info.value.code == 2, argv
+        assert "> 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["serve", "ask", "doctor"])
+def test_a_missing_config_file_is_an_error(command: str, tmp_path: Path) -> None:
+    from supervisor.app.cli import _config
+    from supervisor.errors import ConfigError
+
+    _, common = cli_sections()
+    assert "must exist" in next(ln for ln in common.splitlines() if "`--config" in ln)
+    missing = tmp_path / "nope.toml"
+    with pytest.raises(ConfigError) as info:  # main() prints it as one line and exits 2
+        _config(parser().parse_args([command, "--config", str(missing)] + (["q"] if command == "ask" else [])))
+    assert str(missing) in str(info.value)
+
+
+@pytest.mark.parametrize("where", ["option", "environment", "file"])
+def test_a_bad_value_names_where_it_came_from(where: str, tmp_path: Path) -> None:
+    """install.md: a bad value "prints one line that names the key and where it came from" — a privileged port set
+    through the environment is the environment's, not an option's."""
+    from supervisor import config
+    from supervisor.errors import ConfigError
+
+    assert "names the\nkey and where it came from" in read("install.md") or \
+        "names the key and where it came from" in read("install.md").replace("\n", " ")
+    file = tmp_path / "config.toml"
+    file.write_text("discovery_port = 80\n" if where == "file" else "")
+    cli = {"discovery_port": 80} if where == "option" else {}
+    env = {"AI_BRIDGE_DISCOVERY_PORT": "80"} if where == "environment" else {}
+    with pytest.raises(ConfigError) as info:
+        config.load(cli, env=env, config_file=file)
+    expected = {"option": "option --discovery-port: ", "environment": "environment AI_BRIDGE_DISCOVERY_PORT: ",
+                "file": f"config file {file}: key 'discovery_port': "}[where]
+    assert str(info.value).startswith(expected), str(info.value)
+    assert "8766-8775" in str(info.value)

@@ -65,6 +65,22 @@ async def test_tools_list_has_annotations_and_output_schemas(tmp_path: Path, mod
 
 
 @pytest.mark.parametrize("mode", ERAS)
+async def test_a_client_cancel_leaves_the_server_serving(tmp_path: Path, mode: str) -> None:
+    """The client gives up on a call (notifications/cancelled): the server goes on, quietly. (With trio < 0.31 the
+    SDK's anyio passes a reason to CancelScope.cancel() and this killed the server: the lowest-versions CI job
+    runs this test at the trio floor.)"""
+    with open(tmp_path / "serve.log", "w") as errlog:
+        async with open_client(SERVE, server_env(tmp_path), mode=mode, errlog=errlog) as client:
+            with trio.move_on_after(1.5) as scope:
+                await client.call_tool("ask_chatgpt_web", {"question": "Will this be cancelled?"})
+            assert scope.cancelled_caught
+            await trio.sleep(0.3)
+            assert not (await client.call_tool("bridge_status", {})).is_error
+    log = (tmp_path / "serve.log").read_text()
+    assert "Traceback" not in log, log[-3000:]
+
+
+@pytest.mark.parametrize("mode", ERAS)
 async def test_unknown_tool_is_a_protocol_error(tmp_path: Path, mode: str) -> None:
     # 2025-11-25 and 2026-07-28 (server/tools, "Error Handling"): unknown tools are JSON-RPC error -32602.
     async with open_client(SERVE, server_env(tmp_path), mode=mode) as client:

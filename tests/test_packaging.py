@@ -5,6 +5,7 @@ speaking the same protocol version."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -63,26 +64,72 @@ def test_wheel_installs_a_working_ai_bridge_with_the_extension(tmp_path: Path) -
                     str(REPO)], check=True, capture_output=True, cwd=tmp_path)
     (wheel,) = dist.glob("ai_bridge-*.whl")
     assert wheel.name.startswith(f"ai_bridge-{supervisor.__version__}-")
-    names = set(zipfile.ZipFile(wheel).namelist())
+    archive = zipfile.ZipFile(wheel)
+    names = set(archive.namelist())
     shipped = {p.name for p in EXTENSION.iterdir() if p.is_file()}
     assert {f"supervisor/_extension/{n}" for n in shipped} <= names, "extension files missing from the wheel"
     assert "actors/provider/watcher.js" in names and "actors/jobs.py" in names
     assert not any(n.startswith("tests/") for n in names)
+    # A real distribution: the licence file, typing markers, and metadata that says what the project is.
+    info = f"ai_bridge-{supervisor.__version__}.dist-info"
+    assert f"{info}/licenses/LICENSE" in names
+    assert archive.read(f"{info}/licenses/LICENSE").decode().startswith("MIT License")
+    assert {"supervisor/py.typed", "actors/py.typed"} <= names
+    metadata = archive.read(f"{info}/METADATA").decode()
+    headers = [line.split(": ", 1) for line in metadata.split("\n\n", 1)[0].splitlines() if ": " in line]
+    fields: dict[str, list[str]] = {}
+    for key, value in headers:
+        fields.setdefault(key, []).append(value)
+    assert fields["License-Expression"] == ["MIT"] and fields["License-File"] == ["LICENSE"]
+    assert float(fields["Metadata-Version"][0]) >= 2.4
+    assert "Typing :: Typed" in fields["Classifier"] and "Operating System :: POSIX :: Linux" in fields["Classifier"]
+    assert {u.split(",")[0] for u in fields["Project-URL"]} >= {"Homepage", "Documentation", "Issues"}
+    trio_req = next(r for r in fields["Requires-Dist"] if r.startswith("trio") and not r.startswith("trio-"))
+    assert ">=0.31" in trio_req, trio_req
 
-    # Installed outside the source tree, the command runs and finds its own copy of the extension.
-    target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
-                   check=True, capture_output=True, cwd=tmp_path)
-    env = {"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    run = [sys.executable, "-c", "import sys; from supervisor.app.cli import main; sys.exit(main())"]
-    version = subprocess.run([*run, "--version"], env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
+    # Installed into a fresh venv with its dependencies (no source tree in sight), the console script runs and finds
+    # its own copy of the extension.
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    subprocess.run([str(venv / "bin" / "pip"), "install", "-q", str(wheel)], check=True, capture_output=True,
+                   cwd=tmp_path, timeout=600)
+    env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    ai_bridge = str(venv / "bin" / "ai-bridge")
+    version = subprocess.run([ai_bridge, "--version"], env=env, cwd=tmp_path, capture_output=True, text=True,
+                             check=True)
     assert version.stdout.strip() == f"ai-bridge {supervisor.__version__}"
-    where = subprocess.run([*run, "extension-path"], env=env, cwd=tmp_path, capture_output=True, text=True,
+    where = subprocess.run([ai_bridge, "extension-path"], env=env, cwd=tmp_path, capture_output=True, text=True,
                            check=True)
     ext = Path(where.stdout.strip())
-    assert ext.is_relative_to(target), ext
+    assert ext.is_relative_to(venv), ext
     assert json.loads((ext / "manifest.json").read_text())["version"] == supervisor.__version__
     assert {p.name for p in ext.iterdir()} >= shipped
-    help_text = subprocess.run([*run, "console", "--help"], env=env, cwd=tmp_path, capture_output=True, text=True,
-                               check=True).stdout
+    help_text = subprocess.run([ai_bridge, "console", "--help"], env=env, cwd=tmp_path, capture_output=True,
+                               text=True, check=True).stdout
     assert "--allow-faults" in help_text and "tree()" in help_text
+
+
+def test_doctor_detects_the_supervisor_package_clash(tmp_path: Path) -> None:
+    """PyPI's Supervisor also installs a top-level `supervisor` package: doctor names it and says what to do."""
+    site = tmp_path / "site"
+    info = site / "supervisor-4.2.5.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: supervisor\nVersion: 4.2.5\n")
+    (info / "top_level.txt").write_text("supervisor\n")
+    (info / "RECORD").write_text("supervisor/__init__.py,,\nsupervisor/supervisord.py,,\n")
+    env = {**os.environ, "PYTHONPATH": str(site), "AI_BRIDGE_STATE_DIR": str(tmp_path / "state"),
+           "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    done = subprocess.run([sys.executable, "-m", "supervisor.app.cli", "doctor",
+                           f"--browser-path={tmp_path / 'no-such-chrome'}"], env=env, cwd=REPO, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1
+    line = next(ln for ln in done.stdout.splitlines() if ln.startswith("package names not shared"))
+    assert "FAIL" in line and "supervisor 4.2.5 (installs supervisor/)" in line
+    assert "uvx, pipx or a venv" in done.stdout
+    # Without the impostor the check passes.
+    del env["PYTHONPATH"]
+    done = subprocess.run([sys.executable, "-m", "supervisor.app.cli", "doctor",
+                           f"--browser-path={tmp_path / 'no-such-chrome'}"], env=env, cwd=REPO, capture_output=True,
+                          text=True, timeout=60)
+    line = next(ln for ln in done.stdout.splitlines() if ln.startswith("package names not shared"))
+    assert " ok " in line, done.stdout

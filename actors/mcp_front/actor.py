@@ -180,6 +180,7 @@ async def run(
     server.add_notification_handler("notifications/roots/list_changed", types.NotificationParams, on_roots_changed)
     server.extensions[TASKS_EXTENSION] = {}  # 2026-07-28: advertised by server/discover
     options = server.create_initialization_options()
+    options.capabilities.experimental = None  # mcp 2.0 announces an empty one, later releases none: say none
     # 2025-11-25: tasks for tools/call, with tasks/list and tasks/cancel (stdio.early_initialize_reply says the same).
     options.capabilities.tasks = types.ServerTasksCapability(
         list=types.TasksListCapability(), cancel=types.TasksCancelCapability(),

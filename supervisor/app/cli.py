@@ -25,7 +25,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("state and logging")
     g.add_argument("--state-dir", help="sessions, history, logs, browser profile "
                    "(default $XDG_STATE_HOME/ai-bridge or ~/.local/state/ai-bridge; env AI_BRIDGE_STATE_DIR)")
-    g.add_argument("--config", type=Path, help="TOML config file (default $XDG_CONFIG_HOME/ai-bridge/config.toml)")
+    g.add_argument("--config", type=Path, help="TOML config file; one named here must exist (default "
+                   "$XDG_CONFIG_HOME/ai-bridge/config.toml, if it exists)")
     g.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="default info")
     g.add_argument("-v", "--verbose", action="count", default=0, help="debug logging (-vv: libraries too)")
     g.add_argument("--project", help="project name for sessions (default: the MCP client's root or the cwd)")

@@ -32,6 +32,26 @@ class Check:
     fix: str = ""
 
 
+TOP_LEVEL = ("supervisor", "actors")  # the import packages ai-bridge installs (pyproject's wheel packages)
+
+
+def package_clashes(path: list[str] | None = None) -> list[str]:
+    """Other installed distributions that also install a top-level `supervisor` or `actors` package, e.g. PyPI's
+    Supervisor: in one environment the two overwrite each other's files and either may break."""
+    from importlib.metadata import distributions
+
+    found = set()
+    for dist in distributions(path=path) if path is not None else distributions():
+        name = dist.metadata["Name"] or "?"
+        if name.lower().replace("_", "-") == "ai-bridge":
+            continue
+        tops = set((dist.read_text("top_level.txt") or "").split())
+        tops |= {f.parts[0].removesuffix(".py") for f in dist.files or () if f.parts}
+        if clash := tops.intersection(TOP_LEVEL):
+            found.add(f"{name} {dist.version} (installs {', '.join(sorted(clash))}/)")
+    return sorted(found)
+
+
 async def doctor_main(config: Config) -> int:
     config = attrs.evolve(config, browser="launch", headless=True, isolated=True)
     checks: list[Check] = []
@@ -47,6 +67,15 @@ async def doctor_main(config: Config) -> int:
             check.detail = f"{type(exc).__name__}: {exc}"
         check.ms = (time.perf_counter() - t0) * 1000
         return check.ok
+
+    async def own_package_names() -> str:
+        clashes = await trio.to_thread.run_sync(package_clashes)
+        assert not clashes, "also installed here: " + "; ".join(clashes)
+        return f"no other package installs {'/ or '.join(TOP_LEVEL)}/"
+
+    await step("package names not shared", "ai-bridge's top-level packages supervisor/ and actors/ clash with "
+               "PyPI's Supervisor: install ai-bridge on its own (uvx, pipx or a venv; docs/install.md)",
+               own_package_names)
 
     path: list[str] = []
 
