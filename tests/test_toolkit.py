@@ -1,0 +1,75 @@
+"""The tool declaration kit: output models become the `outputSchema` clients see, and a result that does not match
+its tool's output model is caught before it leaves (the official clients reject such a result)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pydantic
+import pytest
+from jsonschema import Draft202012Validator
+
+from actors.mcp_front.toolkit import Annotations, Args, Output, Result, Tool
+from actors.mcp_front.tools import TOOLS
+from actors.mcp_front.tools.render import Answer, BothAnswers, JobStarted
+from supervisor.errors import ErrorInfo
+
+
+class Echo(Output):
+    text: str
+    count: int
+
+
+class Started(Output):
+    jobId: str
+
+
+async def _never(*_: Any) -> Result:
+    raise AssertionError
+
+
+def tool(output: Any) -> Tool:
+    return Tool("t", "test tool", Args, _never, Annotations(read_only=True), output=output)
+
+
+def test_an_output_model_is_the_output_schema_and_the_check() -> None:
+    t = tool(Echo)
+    schema = t.output_schema()
+    assert schema is not None and schema["type"] == "object" and set(schema["required"]) == {"text", "count"}
+    Draft202012Validator.check_schema(schema)
+    good = {"text": "hi", "count": 2, "extra": "allowed"}
+    t.check_output(Result("hi", good))
+    assert Draft202012Validator(schema).is_valid(good)
+    for bad in ({"text": "hi"}, {"text": "hi", "count": "2"}, {"text": "hi", "count": 2.5}, None):
+        with pytest.raises(pydantic.ValidationError):
+            t.check_output(Result("hi", bad))
+        assert not Draft202012Validator(schema).is_valid(bad)
+    t.check_output(Result.error(ErrorInfo("x", "y")))  # error results are not checked, as clients do not
+
+
+def test_several_shapes_are_any_of_under_an_object_root() -> None:
+    t = tool((Echo, Started))
+    schema = t.output_schema()
+    assert schema is not None and schema["type"] == "object" and len(schema["anyOf"]) == 2
+    Draft202012Validator.check_schema(schema)
+    for ok in ({"text": "a", "count": 1}, {"jobId": "job-1"}):
+        t.check_output(Result("", ok))
+        assert Draft202012Validator(schema).is_valid(ok)
+    with pytest.raises(pydantic.ValidationError):
+        t.check_output(Result("", {"count": 1}))
+    assert not Draft202012Validator(schema).is_valid({"count": 1})
+
+
+def test_every_tool_declares_a_valid_output_schema() -> None:
+    for name, t in TOOLS.items():
+        schema = t.output_schema()
+        assert schema is not None and schema["type"] == "object", name
+        Draft202012Validator.check_schema(schema)
+        assert "$ref" not in str(schema) and "title" not in schema, name  # inlined, no noise for the agent
+
+
+def test_the_ask_outputs_name_every_provider() -> None:
+    from actors.protocol.common import ProviderName
+
+    assert set(BothAnswers.model_fields) == {p.value for p in ProviderName}
+    assert TOOLS["ask_chatgpt_web"].output == (Answer, JobStarted)
