@@ -3,9 +3,15 @@
 The SDK is imported here (and only when this actor starts): it costs over a second, and commands such as
 ``ai-bridge extension-path`` must not pay for it. ``initialize`` is answered while it still imports.
 
-A tool call is validated by its tool's argument model, then handled; a `BridgeError` becomes a tool error the agent
-can read (``[code] message hint``). Anything else is a bug in that one call: it is logged with its traceback and
-answered as ``internal_error`` — one bad call never ends the MCP session.
+A tool call is validated by its tool's argument model, then handled, and its structured result checked against the
+tool's output model; a `BridgeError` becomes a tool error the agent can read (``[code] message hint``). Anything
+else is a bug in that one call: it is logged with its traceback and answered as ``internal_error`` — one bad call
+never ends the MCP session. An unknown tool is the JSON-RPC error -32602, as the specification says.
+
+Both protocol eras the SDK serves are served: 2025-11-25 (``initialize``) and 2026-07-28 (``server/discover``,
+no server-to-client requests). Ask tools run as MCP tasks when the client asks for that (tasks.py). The project a
+call belongs to comes from the call, then --project, then the client's roots (2025-era clients only), then the
+working directory.
 """
 
 from __future__ import annotations
