@@ -242,3 +242,18 @@ async def test_tasks_2025_11_25_on_the_wire(tmp_path: Path) -> None:
         assert rc == 0
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+def test_requests_piped_before_eof_are_answered(tmp_path: Path) -> None:
+    """A script that pipes its requests and closes stdin still gets the quick replies (stdio.EOF_GRACE_S)."""
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "pipe", "version": "1"}}},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+             {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_jobs", "arguments": {}}}]
+    done = subprocess.run([sys.executable, "-m", "supervisor.app.cli", *SERVE],
+                          input="".join(json.dumps(m) + "\n" for m in lines).encode(), capture_output=True,
+                          env=server_env(tmp_path), cwd=REPO, timeout=60)
+    replies = {r["id"]: r for r in map(json.loads, done.stdout.splitlines())}
+    assert set(replies) == {1, 2, 3} and replies[3]["result"]["structuredContent"] == {"jobs": []}
+    assert done.returncode == 0

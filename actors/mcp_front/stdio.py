@@ -9,6 +9,8 @@
 - A line may hold at most `MAX_LINE` bytes (documented in docs/install.md); a longer one is read through to its end
   (never buffered whole) and answered with ``-32600``.
 - stdout belongs to JSON-RPC: every line goes through `StdoutWriter`, one lock for all writers.
+- At stdin EOF, requests already read get up to `EOF_GRACE_S` to be answered before the SDK sees the EOF (it
+  cancels whatever is still running then): a client that pipes a few requests and closes stdin gets its replies.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ log = logging.getLogger("ai_bridge.mcp_front")
 MAX_LINE = 8 * 1024 * 1024  # bytes in one JSON-RPC line; questions are capped far below this
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+EOF_GRACE_S = 0.5  # long calls (asks) are not waited for: the client that closed stdin has gone
 
 
 class StdoutWriter:
@@ -40,6 +43,30 @@ class StdoutWriter:
         self._lock = trio.Lock()
         self._buf = ""
         self.suppress: dict[object, dict[str, object]] = {}  # JSON-RPC id -> the reply we sent early
+        self._pending: set[object] = set()  # ids of requests read and not answered yet
+        self._all_answered = trio.Event()
+        self._all_answered.set()
+
+    def expect(self, request_id: object) -> None:
+        """A request was read: its reply is due."""
+        self._pending.add(request_id)
+        if self._all_answered.is_set():
+            self._all_answered = trio.Event()
+
+    async def drain(self, within: float) -> None:
+        """Wait until every request read has been answered, at most `within` seconds."""
+        with trio.move_on_after(within):
+            await self._all_answered.wait()
+
+    def _answered(self, line: str) -> None:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            return
+        if isinstance(msg, dict) and "method" not in msg:
+            self._pending.discard(msg.get("id"))
+            if not self._pending:
+                self._all_answered.set()
 
     async def write(self, text: str) -> None:
         self._buf += text
@@ -67,14 +94,16 @@ class StdoutWriter:
     async def send_line(self, line: str) -> None:
         async with self._lock:
             await self._stream.send_all((line + "\n").encode("utf-8"))
+        if self._pending:
+            self._answered(line)
 
     async def send_error(self, request_id: object, code: int, message: str) -> None:
         reply = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
         await self.send_line(json.dumps(reply, separators=(",", ":")))
 
 
-def check_message(line: str) -> tuple[object, int, str] | None:
-    """None for a valid JSON-RPC 2.0 message; else (id, error code, message) to reply with."""
+def check_message(line: str) -> tuple[object, int, str] | dict[str, Any]:
+    """The message, for a valid JSON-RPC 2.0 message; else (id, error code, message) to reply with."""
     try:
         msg = json.loads(line)
     except RecursionError:
@@ -96,9 +125,9 @@ def check_message(line: str) -> tuple[object, int, str] | None:
             return rid, INVALID_REQUEST, "Invalid Request: method must be a string"
         if "params" in msg and not isinstance(msg["params"], dict):
             return rid, INVALID_REQUEST, "Invalid Request: params must be an object"
-        return None
+        return msg
     if "id" in msg and ("result" in msg or "error" in msg):
-        return None  # a response to one of our requests
+        return msg  # a response to one of our requests
     return rid, INVALID_REQUEST, "Invalid Request: neither a request, a notification nor a response"
 
 
@@ -132,14 +161,17 @@ class StdinLines:
                                               f"Invalid Request: line longer than {MAX_LINE} bytes")
                 continue
             if not raw:
+                await self._stdout.drain(EOF_GRACE_S)
                 raise StopAsyncIteration
             line = raw.decode("utf-8", errors="replace")
             if not line.strip():
                 continue
-            problem = check_message(line)
-            if problem is None:
+            checked = check_message(line)
+            if isinstance(checked, dict):
+                if "method" in checked and "id" in checked:
+                    self._stdout.expect(checked["id"])
                 return line
-            rid, code, message = problem
+            rid, code, message = checked
             log.info("refused a JSON-RPC line: %s", message)
             await self._stdout.send_error(rid, code, message)
 
