@@ -49,6 +49,7 @@ INVALID_PARAMS = -32602
 MISSING_CAPABILITY = -32021
 POLL_INTERVAL_MS = 1000  # answers form over seconds; the partial text is worth a look about once a second
 DEFAULT_TTL_MS = 3_600_000
+MIN_TTL_MS = 60_000  # a shorter ttl would lose the answer before a client polling once a second could read it
 MAX_TTL_MS = 86_400_000  # a task (and its answer) is kept at most a day, and never beyond the server's life
 KEEP = 100  # tasks remembered, like the jobs actor's finished jobs
 PROGRESS_POLL_S = 0.5
@@ -131,7 +132,7 @@ class TaskTable:
         task and must get one)."""
         assert tool.start_job is not None
         self._expire()
-        ttl = DEFAULT_TTL_MS if ttl_ms is None else max(0, min(int(ttl_ms), MAX_TTL_MS))
+        ttl = DEFAULT_TTL_MS if ttl_ms is None else max(MIN_TTL_MS, min(int(ttl_ms), MAX_TTL_MS))
         now = _now()
         rec = TaskRecord(secrets.token_urlsafe(16), tool.name, modern, now, trio.current_time() + ttl / 1000, ttl,
                          updated_at=now)

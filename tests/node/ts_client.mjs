@@ -22,7 +22,6 @@ const transport = new StdioClientTransport({
   command: spec.command, args: spec.args, env: spec.env, cwd: spec.cwd, stderr: "inherit",
 });
 await client.connect(transport);
-out.protocolVersion = transport._protocolVersion ?? null;
 out.serverCapabilities = client.getServerCapabilities();
 
 try {
