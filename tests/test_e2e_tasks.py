@@ -5,8 +5,10 @@ The 2025-11-25 form is driven by the TypeScript SDK client in tests/test_third_p
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import mcp_types as types
 import pytest
 import trio
 
@@ -62,3 +64,21 @@ async def test_cancelling_a_task_clicks_stop(sites: FakeSites, tmp_path: Path) -
         # The tab is free again: a foreground ask right after works (as a task, resolved by the client).
         sites.chatgpt.set_next(chunks=3, intervalMs=40, firstTokenMs=100)
         assert not (await c.call_tool("ask_chatgpt_web", {"question": "What is 1 plus 1?"})).is_error
+
+
+async def test_project_argument_wins_over_escaped_roots(sites: FakeSites, tmp_path: Path) -> None:
+    """A 2025-era client that advertises roots: its root names the conversation unless the ask says `project`."""
+    sites.gemini.set_next(chunks=3, intervalMs=40, firstTokenMs=100)
+    args = server_args(sites, profile_dir=tmp_path / "profile", project="unused")[2:]
+    i = args.index("--project")
+    del args[i:i + 2]
+
+    async def list_roots(ctx: object) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri="file:///home/me/my%20project%C3%A9")])
+
+    async with open_client(args, server_env(tmp_path), mode="legacy", list_roots_callback=list_roots) as c:
+        assert not (await c.call_tool("ask_gemini_web", {"question": "What is 2 plus 3?"})).is_error
+        assert not (await c.call_tool("ask_gemini_web", {"question": "What is 4 plus 3?",
+                                                         "project": "named-by-the-call"})).is_error
+    projects = json.loads((tmp_path / "state" / "sessions.json").read_text())["projects"]
+    assert set(projects) == {"my projecté", "named-by-the-call"}
