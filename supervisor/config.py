@@ -6,6 +6,7 @@ line and exits 2.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -20,6 +21,7 @@ from .constants import SHARED
 from .errors import ConfigError
 
 BROWSER_MODES = ("auto", "connect", "launch")
+CHANNELS = ("stable", "beta", "dev", "canary")  # Google Chrome release channels (seed 000's --channel)
 LOG_LEVELS = ("debug", "info", "warning", "error")
 PORTS = SHARED.discovery_ports
 PORT_RANGE = f"{PORTS.start}-{PORTS.stop - 1}"
@@ -42,10 +44,12 @@ class Config:
     discovery_port: int | None = None  # None: the first free port of the range the extension polls
     browser: str = "auto"
     browser_path: str | None = None
-    profile_dir: Path | None = None  # default: <state_dir>/chrome-profile
+    channel: str | None = None  # a Chrome channel to launch (finds its executable; a profile of its own)
+    profile_dir: Path | None = None  # default: <state_dir>/chrome-profile (chrome-profile-<channel> with a channel)
     isolated: bool = False
     headless: bool = False
     browser_args: tuple[str, ...] = ()
+    load_extensions: tuple[Path, ...] = ()  # the user's own unpacked extensions, loaded next to ours
     close_browser: bool = False
     project: str | None = None  # default: the MCP client's root, else the working directory
     response_timeout_s: float = 480.0
@@ -67,7 +71,10 @@ class Config:
 
     @property
     def effective_profile_dir(self) -> Path:
-        return self.profile_dir or (self.state_dir / "chrome-profile")
+        if self.profile_dir is not None:
+            return self.profile_dir
+        # One profile per channel (seed 000): a profile written by a newer Chrome must not be opened by an older one.
+        return self.state_dir / ("chrome-profile" if self.channel is None else f"chrome-profile-{self.channel}")
 
 
 # key -> (parser, env var). Parsers raise ValueError with a human message.
@@ -143,6 +150,43 @@ def _opt_str(v: Any) -> str | None:
     return v
 
 
+def _opt_choice(options: tuple[str, ...]) -> Any:
+    choice = _choice(options)
+
+    def parse(v: Any) -> str | None:
+        return None if v is None or v == "" else str(choice(v))
+
+    return parse
+
+
+def _extensions(v: Any) -> tuple[Path, ...]:
+    """Unpacked extension folders: each must hold a manifest.json that parses (Chrome refuses the whole launch
+    flag otherwise), and no comma (--load-extension takes a comma-separated list)."""
+    if isinstance(v, str):
+        items: list[Any] = [a for a in v.split("\n") if a.strip()]  # env var: one path per line
+    elif isinstance(v, list | tuple):
+        items = list(v)
+    else:
+        raise ValueError(f"expected a list of folders, got {v!r}")
+    out: list[Path] = []
+    for item in items:
+        path = _path(item.strip() if isinstance(item, str) else item).resolve()
+        if "," in str(path):
+            raise ValueError(f"{path}: a folder with a comma in its path cannot be passed to Chrome")
+        manifest = path / "manifest.json"
+        try:
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ValueError(f"{path} is not an unpacked extension (no manifest.json)") from None
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise ValueError(f"{manifest}: cannot read it as JSON ({exc})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("manifest_version"), int):
+            raise ValueError(f"{manifest}: not an extension manifest (no manifest_version)")
+        if path not in out:
+            out.append(path)
+    return tuple(out)
+
+
 def _args(v: Any) -> tuple[str, ...]:
     if isinstance(v, str):
         return tuple(a for a in v.split("\n") if a)  # env var: one argument per line
@@ -188,10 +232,12 @@ _FIELDS: dict[str, Any] = {
     "discovery_port": _port,
     "browser": _choice(BROWSER_MODES),
     "browser_path": _opt_str,
+    "channel": _opt_choice(CHANNELS),
     "profile_dir": _path,
     "isolated": _bool,
     "headless": _bool,
     "browser_args": _args,
+    "load_extensions": _extensions,
     "close_browser": _bool,
     "project": _opt_str,
     "response_timeout_s": _positive,
@@ -242,7 +288,7 @@ def load(cli: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None 
     for name, raw in (cli or {}).items():
         if raw is None or name not in _FIELDS:
             continue
-        if name in ("browser_args", "allowed_domains") and not raw:
+        if name in ("browser_args", "allowed_domains", "load_extensions") and not raw:
             continue
         values[name] = _parse(name, raw, "option --" + name.replace("_", "-"))
     return Config(**values)

@@ -145,7 +145,15 @@ class BrowserNotFound(BridgeError):
 
 
 class BrowserLaunchFailed(BridgeError):
+    """The browser we launched could not start or died at once; the message carries its own stderr line."""
+
     code = "browser_launch_failed"
+
+
+class ProfileInUse(BridgeError):
+    """Another browser holds the dedicated profile and no ai-bridge extension connected from it."""
+
+    code = "profile_in_use"
 
 
 # --- providers --------------------------------------------------------------------------------------------------

@@ -7,14 +7,17 @@ import signal
 import socket
 import subprocess
 import sys
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
 
-from actors.browser import find_browser, launch_args, needs_pipe_loading, profile_owner
+from actors.browser.process import ProfileOwner, diagnose, find_browser, launch_args, needs_pipe_loading, profile_owner
 from supervisor import config as cfg
-from supervisor.errors import BrowserNotFound
+from supervisor.errors import BrowserNotFound, ConfigError
 
 from .conftest import REPO, process_alive, serve_command
 from .e2e import open_bridge, requires_chromium
@@ -32,25 +35,152 @@ def test_branded_chrome_137_and_later_needs_pipe_loading(version: str, pipe: boo
     assert needs_pipe_loading(version) is pipe
 
 
-def test_profile_owner_reads_chromes_singleton_lock(tmp_path: Path) -> None:
-    assert profile_owner(tmp_path) is None
-    os.symlink(f"{socket.gethostname()}-{os.getpid()}", tmp_path / "SingletonLock")
-    assert profile_owner(tmp_path) == os.getpid()  # a live process owns it: reuse, do not launch a second
-    (tmp_path / "SingletonLock").unlink()
-    os.symlink(f"{socket.gethostname()}-999999999", tmp_path / "SingletonLock")
-    assert profile_owner(tmp_path) is None  # stale lock of a dead browser
-    (tmp_path / "SingletonLock").unlink()
-    os.symlink(f"some-other-host-{os.getpid()}", tmp_path / "SingletonLock")
-    assert profile_owner(tmp_path) is None  # a profile on a shared disk, owned elsewhere
+def _lock(profile: Path, pid: int, host: str | None = None) -> None:
+    lock = profile / "SingletonLock"
+    if lock.is_symlink():
+        lock.unlink()
+    os.symlink(f"{host or socket.gethostname()}-{pid}", lock)
+
+
+@pytest.fixture
+def holder(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
+    """Start processes whose command line looks like a browser's (they only sleep)."""
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(*args: str) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *args])
+        procs.append(proc)
+        while b"time.sleep" not in Path(f"/proc/{proc.pid}/cmdline").read_bytes():  # exec'd yet?
+            time.sleep(0.01)
+        return proc
+
+    yield start
+    for proc in procs:
+        proc.kill()
+        proc.wait()
+
+
+def test_profile_owner_is_verified_not_just_a_live_pid(tmp_path: Path, holder: Callable[..., Any]) -> None:
+    profile, ext = tmp_path / "profile", tmp_path / "ext"
+    profile.mkdir()
+    ext.mkdir()
+    assert profile_owner(profile) is None  # no lock
+    _lock(profile, os.getpid())
+    assert profile_owner(profile) is None  # a live PID that is no browser on this profile (a reused PID)
+    _lock(profile, 999999999)
+    assert profile_owner(profile) is None  # the stale lock of a killed browser
+    other = holder(f"--user-data-dir={tmp_path / 'elsewhere'}")
+    _lock(profile, other.pid)
+    assert profile_owner(profile) is None  # a browser, but on another profile
+    by_hand = holder(f"--user-data-dir={profile}", "--no-first-run")
+    _lock(profile, by_hand.pid)
+    assert profile_owner(profile, ext) == ProfileOwner(by_hand.pid, has_our_extension=False)
+    _lock(profile, by_hand.pid, host="some-other-host")
+    assert profile_owner(profile, ext) is None  # a profile on a shared disk, owned elsewhere
+    # Ours from an earlier run: the extension on its command line (flag loading, among the user's own) ...
+    link = tmp_path / "link-to-profile"
+    link.symlink_to(profile)
+    flagged = holder(f"--user-data-dir={link}", f"--load-extension={tmp_path / 'theirs'},{ext}")
+    _lock(profile, flagged.pid)
+    assert profile_owner(profile, ext) == ProfileOwner(flagged.pid, has_our_extension=True)
+    # ... or loaded over the debugging pipe, which only ai-bridge's launch flags show.
+    piped = holder(f"--user-data-dir={profile}", "--remote-debugging-pipe", "--enable-unsafe-extension-debugging")
+    _lock(profile, piped.pid)
+    assert profile_owner(profile, ext) == ProfileOwner(piped.pid, has_our_extension=True)
+    piped.kill()
+    piped.wait()
+    assert profile_owner(profile, ext) is None
+
+
+# What Chromium 156 printed, verbatim, when started headed without a display, and as a second headless instance on
+# a profile in use.
+NO_DISPLAY = """\
+[18238:18238:1126/080038.605982:ERROR:ui/ozone/platform/x11/ozone_platform_x11.cc:257] Missing X server or $DISPLAY
+[18238:18238:1126/080038.606025:ERROR:ui/aura/env.cc:253] The platform failed to initialize.  Exiting.
+[18238:18254:1126/080038.607258:ERROR:dbus/bus.cc:405] Failed to connect to the bus: Failed to connect to socket \
+/run/dbus/system_bus_socket: No such file or directory
+[18245:18245:0100/000000.659311:ERROR:content/zygote/zygote_linux.cc:662] write: Broken pipe (32)
+"""
+IN_USE = """\
+[18436:18436:1126/080046.453458:ERROR:chrome/browser/process_singleton_posix.cc:349] Failed to create \
+/tmp/tmp.vzGCCuzg27/SingletonLock: File exists (17)
+[18436:18436:1126/080046.453691:ERROR:chrome/app/chrome_main_delegate.cc:624] Failed to create a ProcessSingleton \
+for your profile directory. This means that running multiple instances would start multiple browser processes \
+rather than opening a new window in the existing process. Aborting now to avoid profile corruption.
+[18442:18442:0100/000000.488508:ERROR:content/zygote/zygote_linux.cc:662] write: Broken pipe (32)
+"""
+
+
+@pytest.mark.parametrize(("output", "code", "line", "hint", "in_use"), [
+    (NO_DISPLAY, 1, "Missing X server or $DISPLAY", "--headless", False),
+    (IN_USE, 21, "Failed to create a ProcessSingleton for your profile directory", "--profile-dir", True),
+    ("[1:1:0101/0:ERROR:x.cc:1] Unknown thing went wrong\n[2:2:0101/0:ERROR:dbus/bus.cc:405] Failed to connect\n", 3,
+     "Unknown thing went wrong", "browser.log", False),  # the last line that is not the usual noise
+    ("", 21, "(it printed nothing)", "--isolated", True),  # Chrome's exit code for a profile in use
+    ("Opening in existing browser session.\n", 0, "Opening in existing browser session.", "handed over", True),
+    ("/usr/lib/chromium/chromium: error while loading shared libraries: libnss3.so: cannot open shared object file",
+     127, "error while loading shared libraries", "library", False),
+])
+def test_diagnose_names_the_browsers_own_line_and_the_fix(output: str, code: int, line: str, hint: str,
+                                                          in_use: bool) -> None:
+    got = diagnose(output, code)
+    assert line in got.line and not got.line.startswith("[")  # Chrome's log prefix removed
+    assert hint in got.hint and got.profile_in_use is in_use
+
+
+def test_channel_finds_that_chrome_and_gets_a_profile_of_its_own(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    beta = bin_dir / "google-chrome-beta"
+    beta.write_text("#!/bin/sh\n")
+    beta.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert find_browser(None, "beta") == str(beta)
+    with pytest.raises(BrowserNotFound, match="no Google Chrome canary found") as info:
+        find_browser(None, "canary")
+    assert "google-chrome-canary" in str(info.value) and "--browser-path" in str(info.value)
+    assert find_browser(str(beta), "canary") == str(beta)  # --browser-path wins over the channel's search
+    c = cfg.load({"state_dir": str(tmp_path / "state"), "channel": "beta"}, env={},
+                 config_file=tmp_path / "none.toml")
+    assert c.effective_profile_dir == tmp_path / "state" / "chrome-profile-beta"
+    assert cfg.load({"state_dir": str(tmp_path / "state")}, env={},
+                    config_file=tmp_path / "none.toml").effective_profile_dir == tmp_path / "state" / "chrome-profile"
+    with pytest.raises(ConfigError, match="option --channel: expected one of stable, beta, dev, canary"):
+        cfg.load({"channel": "nightly"}, env={}, config_file=tmp_path / "none.toml")
+
+
+def _extension(path: Path, manifest: str = '{"manifest_version": 3, "name": "x", "version": "1"}') -> Path:
+    path.mkdir(parents=True)
+    (path / "manifest.json").write_text(manifest)
+    return path
+
+
+def test_load_extension_is_validated_and_loaded_next_to_ours(tmp_path: Path) -> None:
+    one, two = _extension(tmp_path / "one"), _extension(tmp_path / "two")
+    c = cfg.load({"load_extensions": [str(one), str(two), str(one)]}, env={}, config_file=tmp_path / "none.toml")
+    assert c.load_extensions == (one, two)  # resolved, duplicates dropped
+    env = cfg.load({}, env={"AI_BRIDGE_LOAD_EXTENSIONS": f"{one}\n{two}\n"}, config_file=tmp_path / "none.toml")
+    assert env.load_extensions == (one, two)
+    flags = launch_args(c, [tmp_path / "ours", *c.load_extensions], tmp_path / "p", pipe_loading=False)
+    assert f"--load-extension={tmp_path / 'ours'},{one},{two}" in flags
+    assert f"--disable-extensions-except={tmp_path / 'ours'},{one},{two}" in flags
+    for bad, why in ((tmp_path / "missing", "no manifest.json"),
+                     (_extension(tmp_path / "broken", "{not json"), "cannot read it as JSON"),
+                     (_extension(tmp_path / "app", '{"name": "x"}'), "no manifest_version"),
+                     (_extension(tmp_path / "a,b"), "comma")):
+        with pytest.raises(ConfigError, match=f"option --load-extensions: .*{why}"):
+            cfg.load({"load_extensions": [str(bad)]}, env={}, config_file=tmp_path / "none.toml")
 
 
 def test_launch_args_pass_browser_args_verbatim(tmp_path: Path) -> None:
     c = cfg.load({"headless": True, "browser_args": ["--host-resolver-rules=MAP x 127.0.0.1:1", "--foo=a b"]},
                  env={}, config_file=tmp_path / "none.toml")
-    args = launch_args(c, tmp_path / "ext", tmp_path / "profile", pipe=False)
+    args = launch_args(c, [tmp_path / "ext"], tmp_path / "profile", pipe_loading=False)
     assert "--headless=new" in args and f"--load-extension={tmp_path / 'ext'}" in args
     assert args[-3:] == ["--host-resolver-rules=MAP x 127.0.0.1:1", "--foo=a b", "about:blank"]
-    piped = launch_args(c, tmp_path / "ext", tmp_path / "profile", pipe=True)
+    assert "--remote-debugging-pipe" in args  # our browser-level channel, whatever the loading mode
+    piped = launch_args(c, [tmp_path / "ext"], tmp_path / "profile", pipe_loading=True)
     assert "--remote-debugging-pipe" in piped and not any(a.startswith("--load-extension") for a in piped)
 
 
@@ -73,14 +203,21 @@ async def test_extension_loaded_over_the_debugging_pipe(sites: FakeSites, tmp_pa
         assert "extension loaded over the debugging pipe" in b.log_text()
 
 
+# Behaves like Chrome on its debugging pipe: answers every command, and exits when the pipe's far end closes.
 FAKE_BROWSER = """#!{python}
-import os, sys, time
+import json, os, sys
 if "--version" in sys.argv:
     print("Chromium 150.0.0.0")
     sys.exit(0)
 with open({pidfile!r}, "w") as f:
     f.write(str(os.getpid()))
-time.sleep(120)
+buf = b""
+while chunk := os.read(3, 65536):
+    buf += chunk
+    while b"\\0" in buf:
+        raw, buf = buf.split(b"\\0", 1)
+        os.write(4, json.dumps({{"id": json.loads(raw)["id"], "result": {{}}}}).encode() + b"\\0")
+sys.exit(0)  # the pipe closed: Chrome shuts down
 """
 
 
@@ -88,7 +225,8 @@ time.sleep(120)
 async def test_only_a_headed_browser_outlives_a_killed_server(tmp_path: Path, server_env: dict[str, str],
                                                               headless: bool, survives: bool) -> None:
     """A headless browser dies with us even on SIGKILL (nobody could close it); a headed one is the user's window
-    (they may be logging in to it) and stays, whatever happens to the server."""
+    (they may be logging in to it) and stays, whatever happens to the server — although a browser exits when its
+    debugging pipe closes, which our death does (a keeper process holds the pipe for a headed one)."""
     pidfile = tmp_path / "browser.pid"
     fake = tmp_path / "fake-chrome"
     fake.write_text(FAKE_BROWSER.format(python=sys.executable, pidfile=str(pidfile)))

@@ -1,4 +1,5 @@
-"""browser: makes sure a browser with our extension is connected (waits for the user's Chrome, or launches one)."""
+"""browser: makes sure a browser with our extension is connected (waits for the user's Chrome, wakes the extension of
+the browser we launched, or launches one)."""
 
 from __future__ import annotations
 
@@ -6,21 +7,45 @@ import enum
 
 import attrs
 
-from supervisor.otp import Address, Request
+from supervisor.otp import Address, Progress, Request
 
 
 class BrowserState(enum.StrEnum):
+    """Seed 004's runtime states, plus `waiting` (nothing asked for a browser yet)."""
+
     WAITING = "waiting"  # nothing connected yet, nothing asked for
-    LAUNCHING = "launching"
+    LAUNCHING = "launching"  # starting a browser, or waiting for one already on our profile (seed: starting)
     CONNECTED = "connected"
-    DEGRADED = "degraded"  # was connected (or must be, in connect mode) and is not
-    CLOSING = "closing"
+    DEGRADED = "degraded"  # no usable browser but we are alive: the next ask recovers (re-attach, else relaunch)
+    CLOSING = "closing"  # the browser we launched is shutting down (its debugging pipe ended), or we are closing it
 
 
 class Ownership(enum.StrEnum):
     LAUNCHED = "launched"  # we started it
     ATTACHED = "attached"  # a browser already running on our profile
     USER = "user"  # the user's own Chrome
+
+
+class RecoveryResult(enum.StrEnum):
+    REATTACHED = "reattached"  # the same browser came back: a woken worker, the user's Chrome, one on our profile
+    RELAUNCHED = "relaunched"  # a new browser was launched
+    FAILED = "failed"
+
+
+@attrs.frozen
+class RecoveryCounts:
+    """How the link was restored after it had been up (seed 004: recoveryAttempt / recoveryResult)."""
+
+    attempts: int = 0  # asks that found the link down after it had been up
+    reattached: int = 0
+    relaunched: int = 0
+    failed: int = 0
+    worker_wakes: int = 0  # stopped extension workers woken over the browser channel (asked for or not)
+    handovers: int = 0  # auto mode: our browser closed because the user's Chrome came back (no two browsers)
+
+    def as_json(self) -> dict[str, int]:
+        return {"attempts": self.attempts, "reattached": self.reattached, "relaunched": self.relaunched,
+                "failed": self.failed, "workerWakes": self.worker_wakes, "handovers": self.handovers}
 
 
 @attrs.frozen
@@ -31,24 +56,49 @@ class BrowserReport:
     pid: int | None
     path: str | None
     headless: bool | None
-    launch_to_connected_s: float | None
+    launch_to_connected_s: float | None  # of the current browser (None until it connected, or not launched by us)
     profile: str
     extension_dir: str
     last_error: str | None
-    recoveries: int = 0
+    channel: str | None = None
+    version: str | None = None
+    debugging_pipe: bool = False  # a browser-level CDP channel to the browser is open (only one we launched)
+    extensions: tuple[str, ...] = ()  # the user's own extensions loaded next to ours (--load-extension)
+    recovery: RecoveryCounts = RecoveryCounts()
+    last_recovery: RecoveryResult | None = None
 
     def as_json(self) -> dict[str, object]:
         return {"mode": self.mode, "state": self.state.value,
                 "ownership": self.ownership.value if self.ownership else None, "pid": self.pid, "path": self.path,
                 "headless": self.headless, "launchToConnectedS": self.launch_to_connected_s,
                 "profile": self.profile, "extensionDir": self.extension_dir, "lastError": self.last_error,
-                "recoveries": self.recoveries}
+                "channel": self.channel, "version": self.version, "debuggingPipe": self.debugging_pipe,
+                "extensions": list(self.extensions), "recovery": self.recovery.as_json(),
+                "lastRecovery": self.last_recovery.value if self.last_recovery else None}
+
+
+class BrowserPhase(enum.StrEnum):
+    WAITING_FOR_EXTENSION = "waiting for the extension"
+    WAKING_WORKER = "waking the extension"
+    LAUNCHING = "launching a browser"
+    ATTACHING = "attaching to a running browser"
+    WAITING_FOR_CLOSE = "waiting for the browser to close"
+
+
+@attrs.frozen
+class BrowserProgress(Progress):
+    """Streamed on an `EnsureBrowser` while it waits; `message` is written for the person watching the ask."""
+
+    phase: BrowserPhase
+    message: str
+    waited_s: float = 0.0
 
 
 @attrs.frozen
 class EnsureBrowser(Request[None]):
-    """→ None once a browser with our extension is connected: waits (connect), or launches (launch / auto when
-    nothing connected in time). Fails with `ExtensionNotConnected` or `BrowserLaunchFailed`."""
+    """→ None once a browser with our extension is connected: waits (connect), wakes or launches (launch / auto),
+    streaming `BrowserProgress` meanwhile. Fails with `ExtensionNotConnected`, `BrowserLaunchFailed`,
+    `BrowserNotFound` or `ProfileInUse`."""
 
     timeout_s: float = 30.0
 

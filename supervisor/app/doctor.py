@@ -80,7 +80,7 @@ async def doctor_main(config: Config) -> int:
     path: list[str] = []
 
     async def browser_found() -> str:
-        found = await trio.to_thread.run_sync(find_browser, config.browser_path)
+        found = await trio.to_thread.run_sync(find_browser, config.browser_path, config.channel)
         path.append(found)
         return f"{found} ({await trio.to_thread.run_sync(browser_version, found) or 'unknown version'})"
 
