@@ -252,6 +252,7 @@ _FIELDS: dict[str, Any] = {
     "allowed_domains": _domains,
 }
 
+_FLAGS = {"browser_args": "browser-arg", "load_extensions": "load-extension"}  # repeatable flags are singular
 _ENV_ALIASES = {"browser_path": ("AI_BRIDGE_BROWSER_PATH", "AI_BRIDGE_BROWSER_BIN")}
 
 
@@ -290,7 +291,7 @@ def load(cli: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None 
             continue
         if name in ("browser_args", "allowed_domains", "load_extensions") and not raw:
             continue
-        values[name] = _parse(name, raw, "option --" + name.replace("_", "-"))
+        values[name] = _parse(name, raw, "option --" + _FLAGS.get(name, name.replace("_", "-")))
     return Config(**values)
 
 

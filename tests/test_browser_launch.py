@@ -169,7 +169,7 @@ def test_load_extension_is_validated_and_loaded_next_to_ours(tmp_path: Path) -> 
                      (_extension(tmp_path / "broken", "{not json"), "cannot read it as JSON"),
                      (_extension(tmp_path / "app", '{"name": "x"}'), "no manifest_version"),
                      (_extension(tmp_path / "a,b"), "comma")):
-        with pytest.raises(ConfigError, match=f"option --load-extensions: .*{why}"):
+        with pytest.raises(ConfigError, match=f"option --load-extension: .*{why}"):
             cfg.load({"load_extensions": [str(bad)]}, env={}, config_file=tmp_path / "none.toml")
 
 

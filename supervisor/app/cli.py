@@ -38,12 +38,17 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="auto (default): use your Chrome when its extension connects, else launch one; "
                    "connect: only your own Chrome; launch: always a dedicated browser")
     b.add_argument("--browser-path", help="Chrome/Chromium executable (env AI_BRIDGE_BROWSER_PATH; default: PATH)")
+    b.add_argument("--channel", choices=["stable", "beta", "dev", "canary"],
+                   help="launch this Google Chrome channel, with a profile of its own "
+                   "(<state-dir>/chrome-profile-<channel>)")
     b.add_argument("--profile-dir", help="profile of the launched browser (default <state-dir>/chrome-profile)")
     b.add_argument("--isolated", action="store_true", default=None, help="launch with a temporary profile")
     b.add_argument("--headless", action="store_true", default=None, help="launch the browser headless")
     b.add_argument("--browser-arg", dest="browser_args", action="append", default=[], metavar="ARG",
                    help="extra argument for the launched browser, verbatim (repeatable; "
                    "write --browser-arg=--flag=value)")
+    b.add_argument("--load-extension", dest="load_extensions", action="append", default=[], metavar="PATH",
+                   help="also load this unpacked extension of yours into the launched browser (repeatable)")
     b.add_argument("--close-browser", action="store_true", default=None,
                    help="on exit also close a headed browser we launched (headless ones always close)")
     b.add_argument("--discovery-port", type=int, help=f"pin the discovery port, one of {PORT_RANGE} (the ports the "
@@ -122,9 +127,9 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-CONFIG_KEYS = ("state_dir", "log_level", "discovery_port", "browser", "browser_path", "profile_dir", "isolated",
-               "headless", "browser_args", "close_browser", "project", "allow_faults", "private_text",
-               "enable_mutations", "unsafe_enable_eval", "allowed_domains")
+CONFIG_KEYS = ("state_dir", "log_level", "discovery_port", "browser", "browser_path", "channel", "profile_dir",
+               "isolated", "headless", "browser_args", "load_extensions", "close_browser", "project", "allow_faults",
+               "private_text", "enable_mutations", "unsafe_enable_eval", "allowed_domains")
 
 
 def _config(args: argparse.Namespace) -> Any:
