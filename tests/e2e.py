@@ -112,9 +112,11 @@ class DevTools:
             await self.send("Target.detachFromTarget", {"sessionId": session})
 
 
-def server_args(sites: FakeSites, *, profile_dir: Path, project: str, extra: tuple[str, ...] = ()) -> list[str]:
-    args = ["-m", "supervisor.app.cli", "serve", "--browser", "launch", "--headless", "--profile-dir", str(profile_dir),
-            "--project", project, f"--browser-path={CHROMIUM}", "--browser-arg=--remote-debugging-port=0"]
+def server_args(sites: FakeSites, *, profile_dir: Path, project: str, extra: tuple[str, ...] = (),
+                headless: bool = True) -> list[str]:
+    args = ["-m", "supervisor.app.cli", "serve", "--browser", "launch", *(["--headless"] if headless else []),
+            "--profile-dir", str(profile_dir), "--project", project, f"--browser-path={CHROMIUM}",
+            "--browser-arg=--remote-debugging-port=0"]
     args += [f"--browser-arg={a}" for a in sites.chromium_args()]
     return args + list(extra)
 
@@ -122,7 +124,7 @@ def server_args(sites: FakeSites, *, profile_dir: Path, project: str, extra: tup
 @asynccontextmanager
 async def open_bridge(sites: FakeSites, tmp: Path, *, project: str = "e2e-project", env: dict[str, str] | None = None,
                       extra: tuple[str, ...] = (), state_dir: Path | None = None,
-                      profile_dir: Path | None = None) -> AsyncIterator[Bridge]:
+                      profile_dir: Path | None = None, headless: bool = True) -> AsyncIterator[Bridge]:
     state_dir = state_dir or tmp / "state"
     profile_dir = profile_dir or tmp / "profile"
     stderr_path = tmp / f"serve-{len(list(tmp.glob('serve-*.log')))}.log"
@@ -130,7 +132,8 @@ async def open_bridge(sites: FakeSites, tmp: Path, *, project: str = "e2e-projec
     full_env.update({"AI_BRIDGE_STATE_DIR": str(state_dir), "XDG_CONFIG_HOME": str(tmp / "config"),
                      "PYTHONUNBUFFERED": "1", **(env or {})})
     params = StdioServerParameters(command=sys.executable,
-                                   args=server_args(sites, profile_dir=profile_dir, project=project, extra=extra),
+                                   args=server_args(sites, profile_dir=profile_dir, project=project, extra=extra,
+                                                    headless=headless),
                                    env=full_env, cwd=str(REPO))
     with open(stderr_path, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:

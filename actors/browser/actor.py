@@ -70,6 +70,7 @@ ALARM_WINDOW_S = 35.0
 CONNECT_MIN_WAIT_S = 6.0
 PROFILE_OWNER_WAIT_S = 6.0  # a browser on our profile without our extension on its command line gets this long
 WAKE_WAIT_S = 10.0  # our own browser, its worker woken: it connects in about a second
+WAKE_ANSWER_S = 3.0  # a live browser opens a page at once; one that does not is shutting down or hung
 START_S = 15.0  # a launched browser must answer on its pipe within this
 CLOSE_GRACE_S = 8.0  # a browser of ours that is shutting down gets this long before we end it
 PROGRESS_EVERY_S = 5.0
@@ -154,11 +155,12 @@ class Browser:
         self.seen_user = False  # the user's own Chrome was connected in this run
         self.down_since = trio.current_time()  # when the link was last lost (or we started)
         self.launch_failed = False
+        self.versions: dict[str, str] = {}
 
     # -- the link ---------------------------------------------------------------------------------------------------
 
     async def link_connected(self) -> bool:
-        return (await self.relay.call(LinkStatus(), timeout=5)).connected
+        return await self.refresh_link()
 
     async def wait_link(self, until: float, *, gone: trio.Event | None = None,
                         progress: Callable[[float], None] | None = None) -> bool:
@@ -204,6 +206,7 @@ class Browser:
     # -- ensure -----------------------------------------------------------------------------------------------------
 
     async def ensure(self, env: Envelope[BrowserRequest], timeout_s: float) -> None:
+        log.debug("ensure: mode %s, state %s", self.mode, self.state())
         # A link from a browser of ours that is shutting down is about to go: not worth an ask.
         if await self.link_connected() and not self.ours_closing():
             return
@@ -236,6 +239,7 @@ class Browser:
                 log.warning("recovery attempt %d: failed (%s)", self.counts.attempts, exc.code)
             raise
         self.last_error = None
+        await self.refresh_link()  # ownership and timings of the browser that just connected, for the next status
         if recovering:
             result = RecoveryResult.RELAUNCHED if self.counts.relaunched > relaunches else RecoveryResult.REATTACHED
             if result is RecoveryResult.REATTACHED:
@@ -310,7 +314,12 @@ class Browser:
             if launched is not None and launched.alive and not launched.closing:
                 report = progress(BrowserPhase.WAKING_WORKER, "waking the ai-bridge extension in the browser "
                                   f"ai-bridge launched (pid {launched.pid})")
-                await self.wake_worker(launched, asked=True)
+                if not await self.wake_worker(launched, asked=True) and launched.alive and not launched.closing:
+                    # A browser that cannot even open a page is on its way out (shutting down, or hung).
+                    log.info("the browser (pid %d) does not answer on its debugging pipe; taking it as closing",
+                             launched.pid)
+                    launched.closing = True
+                    launched.going.set()
                 try:
                     if await self.wait_link(min(deadline, trio.current_time() + WAKE_WAIT_S), gone=launched.going,
                                             progress=report):
@@ -375,6 +384,7 @@ class Browser:
                 watching.cancel()
         except ExtensionNotConnected:
             self.ownership, self.attached_pid = None, None
+            self.launch_failed = True
             without = "" if owner.has_our_extension else ", which was not started with the ai-bridge extension,"
             raise ProfileInUse(
                 f"the profile {self.profile_dir()} is in use by another browser (pid {owner.pid}){without} and no "
@@ -437,7 +447,8 @@ class Browser:
             profile = self.profile_dir()
             profile.mkdir(parents=True, exist_ok=True)
         path = await trio.to_thread.run_sync(process.find_browser, config.browser_path, config.channel)
-        version = await trio.to_thread.run_sync(process.browser_version, path)
+        if (version := self.versions.get(path)) is None:  # a subprocess: once per executable, not per launch
+            version = self.versions[path] = await trio.to_thread.run_sync(process.browser_version, path)
         loading = config.extension_loading
         pipe_loading = loading == "pipe" or (loading == "auto" and process.needs_pipe_loading(version))
         extensions = [self.extension_dir, *config.load_extensions]
@@ -570,17 +581,20 @@ class Browser:
         wakes.append(now)
         await self.wake_worker(launched, asked=False)
 
-    async def wake_worker(self, launched: Launched, *, asked: bool) -> None:
+    async def wake_worker(self, launched: Launched, *, asked: bool) -> bool:
         """Open the extension's popup page in a hidden target: its runtime message starts a stopped worker and
-        makes a running one poll discovery at once. Closed again as soon as the worker runs."""
+        makes a running one poll discovery at once. Closed again as soon as the worker runs. → False when the
+        browser could not open it (it does not answer, or refuses)."""
         async with launched.wake_lock:
             asleep = launched.worker_target is None
             target: str | None = None
             try:
                 try:
-                    got = await launched.pipe.send("Target.createTarget", {"url": WAKE_URL, "hidden": True})
+                    got = await launched.pipe.send("Target.createTarget", {"url": WAKE_URL, "hidden": True},
+                                                   timeout=WAKE_ANSWER_S)
                 except CdpFailed:  # a Chrome without hidden targets: a background tab, closed right after
-                    got = await launched.pipe.send("Target.createTarget", {"url": WAKE_URL, "background": True})
+                    got = await launched.pipe.send("Target.createTarget", {"url": WAKE_URL, "background": True},
+                                                   timeout=WAKE_ANSWER_S)
                 value = got.get("targetId")
                 target = value if isinstance(value, str) else None
                 with trio.move_on_after(3):
@@ -592,6 +606,7 @@ class Browser:
                              "" if asked else " (it had stopped)")
             except PipeError as exc:
                 log.info("could not wake the extension's worker: %s", exc)
+                return False
             finally:
                 if target is not None:
                     with trio.CancelScope(shield=True, deadline=trio.current_time() + 2):
@@ -599,6 +614,7 @@ class Browser:
                             await launched.pipe.send("Target.closeTarget", {"targetId": target})
                         except PipeError:
                             pass
+            return True
 
     async def our_extension_holds_link(self, launched: Launched) -> bool | None:
         """Whether the connected extension is the one in our browser: True, False, or None (cannot tell)."""
@@ -644,10 +660,10 @@ class Browser:
             print(f"ai-bridge: your Chrome's extension connected; closing the dedicated browser (pid {launched.pid}) "
                   "so that the two do not take turns", file=sys.stderr, flush=True)
             log.info("the user's Chrome holds the link; closing the browser we launched (pid %d)", launched.pid)
-            self.counts.handovers += 1
             self.seen_user = True
-            await self.close_launched(launched, force=True)
             self.ownership = Ownership.USER
+            await self.close_launched(launched, force=True)
+            self.counts.handovers += 1
         elif not launched.warned_foreign:
             launched.warned_foreign = True
             log.warning("another browser's ai-bridge extension holds the link, not the one in the browser we "
@@ -659,18 +675,22 @@ class Browser:
     async def watch(self) -> None:
         """Follow the link for state, ownership, timings and the user's Chrome coming and going."""
         while True:
-            try:
-                report = await self.relay.call(LinkStatus(), timeout=5)
-                connected, since = report.connected, report.since
-            except BridgeError:
-                connected, since = False, None
-            if connected and since != self.link_since:
-                self.on_link_up(since)
-            elif not connected and self.link_up:
-                log.info("browser link: lost")
-                self.down_since = trio.current_time()
-            self.link_up, self.link_since = connected, since if connected else None
+            await self.refresh_link()
             await trio.sleep(0.25)
+
+    async def refresh_link(self) -> bool:
+        try:
+            report = await self.relay.call(LinkStatus(), timeout=5)
+            connected, since = report.connected, report.since
+        except BridgeError:
+            connected, since = False, None
+        if connected and since != self.link_since:
+            self.on_link_up(since)
+        elif not connected and self.link_up:
+            log.info("browser link: lost")
+            self.down_since = trio.current_time()
+        self.link_up, self.link_since = connected, since if connected else None
+        return connected
 
     def on_link_up(self, since: float | None) -> None:
         log.info("browser link: connected%s", " (a new connection)" if self.link_up else "")

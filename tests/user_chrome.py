@@ -1,0 +1,94 @@
+"""The user's own Chrome, for end-to-end tests of `connect` and `auto` mode: a real headless Chromium that the *test*
+starts (not ai-bridge), with our real extension loaded the way a user loads it, its own profile, and the fake sites'
+host rules. ai-bridge has no channel to it; the test drives it only as a user would (through its DevTools port:
+stop the extension's worker as Chrome does when idle, click the toolbar icon = open the popup).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+from trio_websocket import open_websocket_url
+
+from .conftest import REPO
+from .e2e import CHROMIUM, DevTools
+from .fakesites.fixture import FakeSites
+
+EXT_ID = "dehbpnglmiedeaaddfipmnmhmblajpci"
+EXT_ORIGIN = f"chrome-extension://{EXT_ID}"
+POPUP_URL = f"{EXT_ORIGIN}/popup.html"
+
+
+@attrs.define
+class UserChrome:
+    proc: subprocess.Popen[bytes]
+    profile: Path
+    dt: DevTools
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    async def worker(self) -> dict[str, Any] | None:
+        targets = (await self.dt.send("Target.getTargets"))["targetInfos"]
+        workers = [t for t in targets if t["type"] == "service_worker" and t["url"].startswith(EXT_ORIGIN + "/")]
+        return workers[0] if workers else None
+
+    async def stop_worker(self) -> str:
+        """Stop the extension's service worker the way Chrome does when it idles out; → its old target id."""
+        with trio.fail_after(10):
+            while (worker := await self.worker()) is None:
+                await trio.sleep(0.05)
+        assert (await self.dt.send("Target.closeTarget", {"targetId": worker["targetId"]}))["success"]
+        with trio.fail_after(5):
+            while await self.worker() is not None:
+                await trio.sleep(0.05)
+        return str(worker["targetId"])
+
+    async def click_toolbar_icon(self) -> None:
+        """What clicking the extension's icon does: its popup page opens (here in a hidden target: no tab, so no tab
+        event wakes the worker, only the popup itself), and closes when the user looks away."""
+        target = (await self.dt.send("Target.createTarget", {"url": POPUP_URL, "hidden": True}))["targetId"]
+        await trio.sleep(1.0)
+        await self.dt.send("Target.closeTarget", {"targetId": target})
+
+
+def user_chrome_args(sites: FakeSites, profile: Path, extension: Path) -> list[str]:
+    return [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--disable-dev-shm-usage", f"--user-data-dir={profile}", f"--load-extension={extension}",
+            f"--disable-extensions-except={extension}", "--remote-debugging-port=0", *sites.chromium_args(),
+            "about:blank"]
+
+
+@asynccontextmanager
+async def open_user_chrome(sites: FakeSites, profile: Path, *,
+                           extension: Path = REPO / "extension") -> AsyncIterator[UserChrome]:
+    profile.mkdir(parents=True, exist_ok=True)
+    log = open(profile.parent / f"{profile.name}.log", "ab")  # closed below
+    proc = subprocess.Popen(user_chrome_args(sites, profile, extension), stdin=subprocess.DEVNULL, stdout=log,
+                            stderr=log, start_new_session=True)
+    try:
+        port_file = profile / "DevToolsActivePort"
+        with trio.fail_after(15):
+            while len(fields := (port_file.read_text().split() if port_file.exists() else [])) < 2:
+                await trio.sleep(0.05)
+        async with open_websocket_url(f"ws://127.0.0.1:{fields[0]}{fields[1]}", max_message_size=64 << 20) as ws:
+            yield UserChrome(proc, profile, DevTools(ws))
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                await trio.to_thread.run_sync(proc.wait, 5)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        log.close()
