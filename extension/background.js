@@ -14,6 +14,9 @@ const executor = new Executor();
 const discovery = new Discovery({ executor, onChange: publishStatus });
 
 // ---- status for the popup (chrome.storage.session: survives worker restarts, not browser restarts) ---------------
+// The server reads these rows too, through the debugging pipe of a browser it launched, to tell whether the
+// connected extension is the one in that browser (auto mode steps aside for the user's Chrome): keep `serverId`
+// and `state` ('open' once welcomed).
 
 let publishTimer = null;
 let lastPublished = '';

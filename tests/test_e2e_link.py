@@ -692,14 +692,17 @@ async def test_snapshot_and_dom_inspection(sites: FakeSites, tmp_path: Path) -> 
 # --- 11. connect mode without the extension --------------------------------------------------------------------------
 
 
-async def test_connect_mode_without_extension_fails_fast_with_install_hint(sites: FakeSites, tmp_path: Path) -> None:
+@pytest.mark.slow
+async def test_connect_mode_without_extension_fails_with_install_hint(sites: FakeSites, tmp_path: Path) -> None:
+    """Right after the server starts, the user's extension may be asleep (it looks for servers every 30 s): the ask
+    waits that out, then fails with how to install the extension — not after the ask's whole timeout."""
     async with open_bridge(sites, tmp_path, extra=("--browser", "connect")) as b:
         t0 = time.monotonic()
         res = await b.call("ask_chatgpt_web", {"question": "What is 1 plus 1?"})
         took = time.monotonic() - t0
         st = await b.status()
         snap = await b.call("take_cdp_snapshot", {"target": "chatgpt"})
-    assert took < 10
+    assert took < 40
     assert res.is_error and res.structured_content["error"]["code"] == "extension_not_connected"
     text = res.content[0].text
     assert "extension-path" in text and "Load unpacked" in text and "chrome://extensions" in text
