@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 import trio
 
+from actors.browser.pipe import BrowserPipe, CdpFailed, PipeClosed, PipeTimeout
 from actors.browser.process import ProfileOwner, diagnose, find_browser, launch_args, needs_pipe_loading, profile_owner
 from supervisor import config as cfg
 from supervisor.errors import BrowserNotFound, ConfigError
@@ -251,3 +253,71 @@ async def test_only_a_headed_browser_outlives_a_killed_server(tmp_path: Path, se
             proc.kill()
         await proc.wait()
 
+
+
+# --- the browser-level CDP channel (a fake browser on real pipes) ---------------------------------------------------
+
+
+async def test_browser_pipe_replies_events_bad_input_and_the_end() -> None:
+    """Replies by id, events to the event channel, malformed messages skipped (NaN included), errors and timeouts
+    typed, and EOF — the browser going away — closing the channel and failing what waits."""
+    to_browser_r, to_browser_w = os.pipe()
+    from_browser_r, from_browser_w = os.pipe()
+    pipe = BrowserPipe(to_browser_w, from_browser_r)
+    browser_in = trio.lowlevel.FdStream(to_browser_r)
+    browser_out = trio.lowlevel.FdStream(from_browser_w)
+
+    async def browser() -> None:
+        """Answers like Chrome: a result, an error, silence; and some garbage in between."""
+        buf = b""
+        while (chunk := await browser_in.receive_some()):
+            buf += chunk
+            while b"\0" in buf:
+                raw, buf = buf.split(b"\0", 1)
+                msg = json.loads(raw)
+                out = [b"not json", b"[1, 2]", b'{"id": 99, "result": {}}',
+                       b'{"method": "X.nan", "params": {"v": NaN}}',
+                       json.dumps({"method": "Target.targetCreated", "params": {"targetInfo": {"type": "page"}}}
+                                  ).encode()]
+                if msg["method"] == "Browser.getVersion":
+                    out.append(json.dumps({"id": msg["id"], "result": {"product": "Chrome/1"}}).encode())
+                elif msg["method"] == "Bad.method":
+                    out.append(json.dumps({"id": msg["id"], "error": {"code": -32601, "message": "not found"}}
+                                          ).encode())
+                elif msg["method"] == "Weird.result":
+                    out.append(json.dumps({"id": msg["id"], "result": [1]}).encode())
+                for item in out:
+                    await browser_out.send_all(item + b"\0")
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(pipe.run)
+        nursery.start_soon(browser)
+        assert await pipe.send("Browser.getVersion") == {"product": "Chrome/1"}
+        with pytest.raises(CdpFailed, match=r"Bad\.method: not found"):
+            await pipe.send("Bad.method")
+        with pytest.raises(CdpFailed, match="not an object"):
+            await pipe.send("Weird.result")
+        with pytest.raises(PipeTimeout):
+            await pipe.send("Silent.method", timeout=0.2)
+        event = pipe.events.receive_nowait()
+        assert event.method == "Target.targetCreated" and event.params == {"targetInfo": {"type": "page"}}
+        waiting: list[BaseException] = []
+
+        async def waits_forever() -> None:
+            try:
+                await pipe.send("Silent.method", timeout=30)
+            except PipeClosed as exc:
+                waiting.append(exc)
+
+        nursery.start_soon(waits_forever)
+        await trio.sleep(0.1)
+        await browser_out.aclose()  # the browser exits: its end of the pipe closes
+        with trio.fail_after(2):
+            await pipe.closed.wait()
+        await trio.sleep(0.05)
+        assert len(waiting) == 1  # failed at once, not after its 30 s
+        with pytest.raises(PipeClosed):
+            await pipe.send("Browser.getVersion")
+        await pipe.aclose()
+        await browser_in.aclose()
+        nursery.cancel_scope.cancel()

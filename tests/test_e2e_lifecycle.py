@@ -297,3 +297,30 @@ async def test_auto_mode_steps_aside_when_the_users_chrome_comes_back(sites: Fak
     assert later["extension"]["since"] == st["extension"]["since"]  # one link, nobody took it back
     assert any(t["url"].startswith("https://chatgpt.com/") for t in targets["targetInfos"])  # asked in the user's
 
+
+
+# --- 15.13: the user's own extensions next to ours --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("loading", ["flag", "pipe"])
+async def test_load_extension_loads_the_users_own_next_to_ours(sites: FakeSites, tmp_path: Path, loading: str) -> None:
+    own = tmp_path / "users-own-extension"
+    own.mkdir()
+    (own / "manifest.json").write_text('{"manifest_version": 3, "name": "users-own", "version": "1.0", '
+                                       '"background": {"service_worker": "own-worker.js"}}')
+    (own / "own-worker.js").write_text("self.addEventListener('install', () => {});\n")
+    sites.chatgpt.set_next(**FAST)
+    async with open_bridge(sites, tmp_path, env={"AI_BRIDGE_EXTENSION_LOADING": loading},
+                           extra=(f"--load-extension={own}",)) as b, b.devtools() as dt:
+        st = (await linked_status(b))["browser"]
+
+        async def own_worker() -> bool:
+            targets = (await dt.send("Target.getTargets"))["targetInfos"]
+            return any(t["type"] == "service_worker" and t["url"].endswith("/own-worker.js") for t in targets)
+
+        await eventually(own_worker, 10, "the user's extension runs")
+        await ask(b, "chatgpt", "What is 6 times 7?")  # and ours works beside it
+        log = b.log_text()
+    assert st["extensions"] == [str(own)]
+    if loading == "pipe":
+        assert f"extension {own} loaded over the debugging pipe" in log
