@@ -441,6 +441,7 @@ class Browser:
 
     async def start_browser(self, progress: Callable[[BrowserPhase, str], Callable[[float], None]]) -> Launched:
         config = self.config
+        path = process.find_browser(config.browser_path, config.channel)  # a few stat calls
         temp: tempfile.TemporaryDirectory[str] | None = None
         if config.isolated:
             temp = tempfile.TemporaryDirectory(prefix="ai-bridge-profile-")
@@ -448,7 +449,6 @@ class Browser:
         else:
             profile = self.profile_dir()
             profile.mkdir(parents=True, exist_ok=True)
-        path = await trio.to_thread.run_sync(process.find_browser, config.browser_path, config.channel)
         if (version := self.versions.get(path)) is None:  # a subprocess: once per executable, not per launch
             version = self.versions[path] = await trio.to_thread.run_sync(process.browser_version, path)
         loading = config.extension_loading

@@ -1,0 +1,204 @@
+"""The browser actor's waiting rules against a fake relay, on an autojump clock: how long connect mode waits for the
+user's extension, that auto mode waits for the user's Chrome after a drop before it launches, the progress it
+streams meanwhile, its states and recovery counts. (The launching itself runs on real Chromium in
+test_e2e_lifecycle.py.)"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from actors import browser
+from actors.protocol.browser import (
+    BROWSER,
+    BrowserPhase,
+    BrowserProgress,
+    BrowserReport,
+    BrowserState,
+    BrowserStatus,
+    EnsureBrowser,
+    Ownership,
+)
+from actors.protocol.relay import LinkReport, LinkStatus, RelayInfo, RelayInfoReply, RelayRequest, WaitConnected
+from supervisor.config import Config, load
+from supervisor.errors import BrowserNotFound, ExtensionNotConnected
+from supervisor.otp import ActorContext, ActorSystem, Envelope, Progress, Registry, Strategy, SupervisorSpec, child
+
+
+class FakeLink:
+    """The user's extension as the relay sees it: connected or not, changed by the test."""
+
+    def __init__(self) -> None:
+        self.since: float | None = None
+        self.changed = trio.Event()
+
+    def connect(self) -> None:
+        self.since = time.time()
+        self.changed.set()
+        self.changed = trio.Event()
+
+    def drop(self) -> None:
+        self.since = None
+        self.changed.set()
+        self.changed = trio.Event()
+
+
+async def fake_relay(ctx: ActorContext[RelayRequest], *, link: FakeLink,
+                     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+    task_status.started()
+    async with trio.open_nursery() as nursery:
+        async def wait(env: Envelope[RelayRequest], msg: WaitConnected) -> None:
+            with trio.move_on_after(msg.timeout_s):
+                while link.since is None:
+                    await link.changed.wait()
+                env.reply(msg.reply(None))
+                return
+            env.fail(ExtensionNotConnected(f"no ai-bridge extension connected within {msg.timeout_s:g}s"))
+
+        async for env in ctx.messages():
+            msg = env.message
+            match msg:
+                case LinkStatus():
+                    env.reply(msg.reply(LinkReport(link.since is not None, link.since, "0.1.0", "fake", (), 0, (),
+                                                   1)))
+                case WaitConnected():
+                    nursery.start_soon(wait, env, msg)
+                case RelayInfo():
+                    env.reply(msg.reply(RelayInfoReply("ws://127.0.0.1:1", "t", "server-1", "now")))
+                case _:
+                    env.fail(AssertionError(f"unexpected {msg}"))
+        nursery.cancel_scope.cancel()
+
+
+@contextlib.asynccontextmanager
+async def actors(config: Config, link: FakeLink) -> AsyncIterator[ActorSystem]:
+    runtime = ActorSystem(registry=Registry())
+    spec = SupervisorSpec("root", (
+        child("relay", fake_relay, link=link),
+        child("browser", browser.run, config=config, extension_dir=Path("/nonexistent/extension")),
+    ), strategy=Strategy.REST_FOR_ONE)
+    async with trio.open_nursery() as nursery:
+        sup = await nursery.start(runtime.run, spec)
+        yield runtime
+        sup.shutdown()
+
+
+def make_config(tmp_path: Path, mode: str) -> Config:
+    # A browser that cannot be found: any launch attempt shows as BrowserNotFound, at the moment it happens
+    # (isolated: no look at a profile's lock, which runs in a thread, during which the autojump clock would drift).
+    return load({"state_dir": str(tmp_path / "state"), "browser": mode, "browser_path": "/nonexistent/chrome",
+                 "isolated": True}, env={}, config_file=tmp_path / "none.toml")
+
+
+async def ensure(runtime: ActorSystem, timeout_s: float = 60) -> tuple[float, list[BrowserProgress]]:
+    """→ how long EnsureBrowser took and what progress it streamed (raises what it failed with)."""
+    got: list[BrowserProgress] = []
+
+    def sink(item: Progress) -> None:
+        assert isinstance(item, BrowserProgress)
+        got.append(item)
+
+    t0 = trio.current_time()
+    await runtime.registry.ref(BROWSER).call(EnsureBrowser(timeout_s), timeout=timeout_s + 10, on_progress=sink)
+    return trio.current_time() - t0, got
+
+
+async def status(runtime: ActorSystem) -> BrowserReport:
+    return await runtime.registry.ref(BROWSER).call(BrowserStatus(), timeout=5)
+
+
+async def test_connect_mode_waits_out_the_extensions_alarm_then_gives_the_install_hint(
+        autojump_clock: trio.testing.MockClock, tmp_path: Path) -> None:
+    link = FakeLink()
+    async with actors(make_config(tmp_path, "connect"), link) as runtime:
+        t0 = trio.current_time()
+        with pytest.raises(ExtensionNotConnected, match="Load unpacked") as info:
+            await ensure(runtime)
+        took = trio.current_time() - t0
+        st = await status(runtime)
+        # Long after the start, an extension that would come has come: the next ask waits only a little.
+        await trio.sleep(100)
+        t1 = trio.current_time()
+        with pytest.raises(ExtensionNotConnected):
+            await ensure(runtime)
+        later = trio.current_time() - t1
+    assert took == pytest.approx(35, abs=0.5)  # an idle extension looks every 30 s: up to 35 s after our start
+    assert later == pytest.approx(6, abs=0.5)
+    assert "toolbar icon" in str(info.value)
+    assert st.state is BrowserState.DEGRADED and st.ownership is None and st.last_error
+
+
+async def test_connect_mode_streams_progress_and_goes_on_when_the_extension_wakes(
+        autojump_clock: trio.testing.MockClock, tmp_path: Path) -> None:
+    link = FakeLink()
+    async with actors(make_config(tmp_path, "connect"), link) as runtime:
+        link.connect()
+        await ensure(runtime)
+        assert (await status(runtime)).ownership is Ownership.USER
+        link.drop()
+        await trio.sleep(1)
+
+        async def wakes_after(delay: float) -> None:
+            await trio.sleep(delay)
+            link.connect()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(wakes_after, 12)
+            took, progress = await ensure(runtime)
+        st = await status(runtime)
+    assert took == pytest.approx(12, abs=0.5)
+    assert [p.waited_s for p in progress] == [0.0, 5.0, 10.0]  # at once, then every 5 s
+    assert {p.phase for p in progress} == {BrowserPhase.WAITING_FOR_EXTENSION}
+    assert st.state is BrowserState.CONNECTED and st.recovery.attempts == 1 and st.recovery.reattached == 1
+
+
+async def test_auto_mode_waits_for_the_users_chrome_after_a_drop_before_launching(
+        autojump_clock: trio.testing.MockClock, tmp_path: Path) -> None:
+    link = FakeLink()
+    async with actors(make_config(tmp_path, "auto"), link) as runtime:
+        link.connect()
+        await ensure(runtime)  # the user's Chrome
+        link.drop()
+        await trio.sleep(1)
+        dropped = trio.current_time() - 1
+
+        async def comes_back_after(delay: float) -> None:
+            await trio.sleep(delay)
+            link.connect()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(comes_back_after, 20)
+            took, progress = await ensure(runtime)  # no launch: it would have raised BrowserNotFound
+        back = await status(runtime)
+        # Gone for good: waited for until it could be expected back, and only then a launch.
+        link.drop()
+        await trio.sleep(1)
+        dropped = trio.current_time() - 1
+        with pytest.raises(BrowserNotFound):
+            await ensure(runtime)
+        launched_at = trio.current_time() - dropped
+        st = await status(runtime)
+    assert took == pytest.approx(20, abs=0.5) and progress[0].phase is BrowserPhase.WAITING_FOR_EXTENSION
+    assert back.ownership is Ownership.USER and back.recovery.reattached == 1 and back.pid is None
+    assert launched_at == pytest.approx(35, abs=0.5)
+    assert st.recovery.attempts == 2 and st.recovery.failed == 1 and st.state is BrowserState.DEGRADED
+
+
+async def test_auto_mode_first_ask_gives_the_users_chrome_its_short_wait(
+        autojump_clock: trio.testing.MockClock, tmp_path: Path) -> None:
+    link = FakeLink()
+    async with actors(make_config(tmp_path, "auto"), link) as runtime:
+        assert (await status(runtime)).state is BrowserState.WAITING
+        t0 = trio.current_time()
+        with pytest.raises(BrowserNotFound):
+            await ensure(runtime)
+        took = trio.current_time() - t0
+        st = await status(runtime)
+    assert took == pytest.approx(2.5, abs=0.3)  # extension_wait_s, then a launch
+    assert st.state is BrowserState.DEGRADED and "not found" in (st.last_error or "")
