@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Smoke test of the ai-bridge extension in real headless Chromium against fake servers.
 
-Not a pytest test: a script that prints what it sees and exits non-zero on the first failed expectation.
+Not a pytest test: a script that prints what it sees and exits non-zero on the first failed expectation. The idle
+behaviour it shows (keep-alive over 30 s, the alarm, the popup wake) is also in the suite, against the real server:
+tests/test_extension_idle.py.
 
     /work/main/.venv/bin/python tests/ext_harness/smoke_extension.py [--idle 40] [--keep-profile]
 
