@@ -69,8 +69,8 @@ ALARM_WINDOW_S = 35.0
 # A reconnecting extension polls every second, one connected to other servers every 5 s.
 CONNECT_MIN_WAIT_S = 6.0
 PROFILE_OWNER_WAIT_S = 6.0  # a browser on our profile without our extension on its command line gets this long
-# Our own browser, its worker woken: it connects in about a second; one displaced by another connection (close code
-# 4409) backs off for 30 s first, whatever wakes it.
+# Our own browser, its worker woken: it connects in about a second; one displaced by another connection (the
+# `replaced` close code) backs off for 30 s first, whatever wakes it.
 WAKE_WAIT_S = ALARM_WINDOW_S
 WAKE_ANSWER_S = 3.0  # a live browser opens a page at once; one that does not is shutting down or hung
 START_S = 15.0  # a launched browser must answer on its pipe within this
