@@ -13,7 +13,9 @@
   ``structuredContent`` against ``outputSchema`` and reject a mismatch, so a mismatch is our bug: it is logged
   and the call fails as ``internal_error``). Error results (``is_error``) carry ``{"error": {...}}`` and are not
   checked, as clients do not check them either. Output models allow extra keys, so a new field never breaks a
-  client; declare the keys a caller may rely on. Keys are camelCase, as on the wire.
+  client; declare the keys a caller may rely on. Keys are camelCase, as on the wire. A key that is left out when
+  there is nothing to say (rather than sent as null) is typed ``X | Absent = None``: the schema leaves it out of
+  ``required`` without allowing null, and the check refuses a null there, as a client's schema check would.
 - **Annotations.** `Annotations` are MCP's hints (readOnlyHint, destructiveHint, idempotentHint, openWorldHint);
   set all four deliberately (MCP's defaults for an unset hint are the pessimistic ones).
 - **Background.** A tool that can run as a background job (and so as an MCP task) gives ``start_job``: it starts
@@ -37,12 +39,15 @@ from __future__ import annotations
 
 import functools
 import math
+import types
+import typing
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import pydantic
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from supervisor.errors import ErrorInfo, InvalidArgument
 
@@ -70,10 +75,32 @@ def _schema_of(cls: type[Args]) -> dict[str, Any]:
     return out
 
 
+# An output key that may be left out but is never null (see the module docstring).
+Absent = SkipJsonSchema[None]
+
+
 class Output(BaseModel):
     """Base of every tool's structured result (its ``structuredContent``); see the module docstring."""
 
     model_config = ConfigDict(extra="allow", strict=True, allow_inf_nan=False, frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _absent_is_not_null(cls, data: object) -> object:
+        if isinstance(data, dict):
+            for name in _absent_keys(cls):
+                if name in data and data[name] is None:
+                    raise ValueError(f"{name!r} is left out when there is none, never null")
+        return data
+
+
+@functools.cache
+def _absent_keys(cls: type[Output]) -> frozenset[str]:
+    """The fields typed ``X | Absent``."""
+    def absent(annotation: object) -> bool:
+        return (isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union) and any(
+            arg == Absent for arg in typing.get_args(annotation))
+    return frozenset(name for name, f in cls.model_fields.items() if absent(f.annotation))
 
 
 Outputs = type[Output] | tuple[type[Output], ...]
@@ -106,11 +133,11 @@ def _clean(schema: dict[str, Any]) -> dict[str, Any]:
 
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
-            if "$ref" in node:
-                target = walk(defs[node["$ref"].rsplit("/", 1)[-1]])
-                return {**target, **{k: walk(v) for k, v in node.items() if k != "$ref"}}
-            return {k: walk(v) for k, v in node.items() if k != "$defs"
+            kept = {k: walk(v) for k, v in node.items() if k not in ("$defs", "$ref")
                     and not (k == "title" and isinstance(v, str)) and not (k == "default" and v is None)}
+            if "$ref" in node:  # its siblings (a field's description) win over the target's
+                return {**walk(defs[node["$ref"].rsplit("/", 1)[-1]]), **kept}
+            return kept
         if isinstance(node, list):
             return [walk(v) for v in node]
         return node
