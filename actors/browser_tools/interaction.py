@@ -13,6 +13,7 @@ import attrs
 from supervisor.errors import InvalidArgument
 
 from ..protocol.browser_tools import (
+    Action,
     ActionReport,
     Click,
     Drag,
@@ -143,7 +144,7 @@ async def point(page: Page, target: Target, timeout_s: float, *, need_enabled: b
     return await page.op_until("point", {"target": target.as_json(), "needEnabled": need_enabled}, timeout_s)
 
 
-def _report(page: Page, action: str, got: JSONObject, *, x: float | None = None, y: float | None = None,
+def _report(page: Page, action: Action, got: JSONObject, *, x: float | None = None, y: float | None = None,
             key: str | None = None, value: str | None = None, selected: tuple[str, ...] = ()) -> ActionReport:
     return ActionReport(page.tab.tab_id, action, page.tab.url, element=pg.opt_brief(got.get("element")), x=x, y=y,
                         key=key, value=value, selected=selected, re_resolved=pg.flag(got, "reResolved"))
@@ -158,14 +159,14 @@ async def click(page: Page, msg: Click) -> ActionReport:
         cmds.append(mouse("mousePressed", x, y, button=msg.button.value, clickCount=n, modifiers=mods))
         cmds.append(mouse("mouseReleased", x, y, button=msg.button.value, clickCount=n, modifiers=mods))
     await page.cdp.batch(cmds, timeout_s=10)
-    return _report(page, "click", got, x=x, y=y)
+    return _report(page, Action.CLICK, got, x=x, y=y)
 
 
 async def hover(page: Page, msg: Hover) -> ActionReport:
     got = await point(page, msg.target, msg.timeout_s, need_enabled=False)
     x, y = pg.num(got, "x"), pg.num(got, "y")
     await page.cdp.batch([FRONT, mouse("mouseMoved", x, y)], timeout_s=10)
-    return _report(page, "hover", got, x=x, y=y)
+    return _report(page, Action.HOVER, got, x=x, y=y)
 
 
 async def type_text(page: Page, msg: TypeText) -> ActionReport:
@@ -192,7 +193,7 @@ async def type_text(page: Page, msg: TypeText) -> ActionReport:
             page.policy.check_url(pg.text(read, "url"), f"tab {page.tab.tab_id}")
             v = read.get("value")
             value = v if isinstance(v, str) else None
-    return _report(page, "type", got, value=value)
+    return _report(page, Action.TYPE, got, value=value)
 
 
 async def press(page: Page, msg: Press) -> ActionReport:
@@ -201,7 +202,7 @@ async def press(page: Page, msg: Press) -> ActionReport:
     if msg.target is not None:
         got = await page.op_until("focusAny", {"target": msg.target.as_json()}, msg.timeout_s)
     await page.cdp.batch([FRONT, *events], timeout_s=10)
-    return _report(page, "press", got, key=msg.key)
+    return _report(page, Action.PRESS, got, key=msg.key)
 
 
 async def scroll(page: Page, msg: Scroll) -> ScrollReport:
@@ -216,14 +217,14 @@ async def scroll(page: Page, msg: Scroll) -> ScrollReport:
 async def select_option(page: Page, msg: SelectOption) -> ActionReport:
     got = await page.op_until("select", {"target": msg.target.as_json(), "values": list(msg.values)}, msg.timeout_s)
     selected = tuple(v for v in pg.items(got, "selected") if isinstance(v, str))
-    return _report(page, "select_option", got, selected=selected)
+    return _report(page, Action.SELECT_OPTION, got, selected=selected)
 
 
 async def drag(page: Page, msg: Drag) -> ActionReport:
     html5 = await page.op_until("html5Drag", {"source": msg.source.as_json(), "dest": msg.dest.as_json()},
                                 msg.timeout_s)
     if pg.flag(html5, "html5"):
-        return ActionReport(page.tab.tab_id, "drag", page.tab.url, element=pg.opt_brief(html5.get("element")),
+        return ActionReport(page.tab.tab_id, Action.DRAG, page.tab.url, element=pg.opt_brief(html5.get("element")),
                             to_element=pg.opt_brief(html5.get("toElement")))
     src = await point(page, msg.source, msg.timeout_s, need_enabled=False)
     dst = await point(page, msg.dest, msg.timeout_s, need_enabled=False)
@@ -235,7 +236,7 @@ async def drag(page: Page, msg: Drag) -> ActionReport:
                           buttons=1))
     cmds.append(mouse("mouseReleased", x1, y1, button="left", clickCount=1))
     await page.cdp.batch(cmds, timeout_s=10)
-    return ActionReport(page.tab.tab_id, "drag", page.tab.url, element=pg.opt_brief(src.get("element")),
+    return ActionReport(page.tab.tab_id, Action.DRAG, page.tab.url, element=pg.opt_brief(src.get("element")),
                         to_element=pg.opt_brief(dst.get("element")), x=x1, y=y1)
 
 

@@ -182,10 +182,19 @@ class MouseButton(enum.StrEnum):
     MIDDLE = "middle"
 
 
+class Action(enum.StrEnum):
+    CLICK = "click"
+    HOVER = "hover"
+    TYPE = "type"
+    PRESS = "press"
+    SELECT_OPTION = "select_option"
+    DRAG = "drag"
+
+
 @attrs.frozen
 class ActionReport:
     tab_id: int
-    action: str
+    action: Action
     url: str
     element: ElementBrief | None = None
     to_element: ElementBrief | None = None
@@ -197,7 +206,7 @@ class ActionReport:
     re_resolved: bool = False  # the ref's node had been replaced by a re-render; the same element was found again
 
     def as_json(self) -> dict[str, object]:
-        out: dict[str, object] = {"tabId": self.tab_id, "action": self.action, "url": self.url}
+        out: dict[str, object] = {"tabId": self.tab_id, "action": self.action.value, "url": self.url}
         if self.element is not None:
             out["element"] = self.element.as_json()
         if self.to_element is not None:
