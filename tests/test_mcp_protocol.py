@@ -44,10 +44,10 @@ async def test_tools_list_has_annotations_and_output_schemas(tmp_path: Path, mod
                 hints = (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint)
                 assert all(isinstance(h, bool) for h in hints), name
                 Draft202012Validator.check_schema(tool.input_schema)
-                if tool.output_schema is not None:  # valid JSON Schema with an object root
-                    assert tool.output_schema["type"] == "object", name
-                    Draft202012Validator.check_schema(tool.output_schema)
-            for name in ASKS | READ_ONLY | {"cancel_job"}:  # the list; their results are all structured
+                # Every tool's result is structured: an output schema that is valid JSON Schema with an object root.
+                assert tool.output_schema is not None and tool.output_schema["type"] == "object", name
+                Draft202012Validator.check_schema(tool.output_schema)
+            for name in ASKS | READ_ONLY | {"cancel_job"}:  # the list
                 a, tool = tools[name].annotations, tools[name]
                 assert a.read_only_hint is (name in READ_ONLY), name
                 assert a.open_world_hint is (name in ASKS), name
