@@ -22,9 +22,13 @@ from typing import Any
 
 import pytest
 import trio
+from jsonschema import Draft202012Validator
+
+from actors.mcp_front.tools import TOOLS
 
 from .conftest import REPO, find_actor, serve_command
 from .e2e import Bridge, open_bridge, requires_chromium
+from .test_browser_tool_outputs import closed
 from .test_e2e_link import ask, eventually, linked_status, open_page, page_eval
 from .toolsite.fixture import Browsed, ToolSite, start_toolsite
 
@@ -55,11 +59,20 @@ async def bridge(site: ToolSite, tmp: Path, *flags: str, fakes: Any = None, **kw
         yield b
 
 
-async def ok(b: Bridge, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+async def succeeds(b: Bridge, tool: str, args: dict[str, Any] | None = None) -> Any:
+    """The tool's whole result (a CallToolResult), which must be a success."""
     with trio.fail_after(60):
-        res = await b.call(tool, args or {})
+        res = await b.call(tool, args or {})  # the SDK client checks the result against the tool's outputSchema
     assert not res.is_error, f"{tool} {args}: {res.content[0].text}"
-    return res.structured_content  # type: ignore[no-any-return]
+    # ... and here, the schema closed: a real result has no key its output model leaves undeclared.
+    schema = TOOLS[tool].output_schema()
+    assert schema is not None, tool
+    Draft202012Validator(closed(schema)).validate(res.structured_content)
+    return res
+
+
+async def ok(b: Bridge, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    return (await succeeds(b, tool, args)).structured_content  # type: ignore[no-any-return]
 
 
 async def fails(b: Bridge, tool: str, args: dict[str, Any] | None, code: str) -> str:
@@ -252,16 +265,16 @@ async def test_forms_frames_shadow_dom_and_reading(toolsite: ToolSite, tmp_path:
         top = await ok(b, "scroll", {"to": "top"})
         assert top["scrollY"] == 0 and top["scrollHeight"] > 10_000
         assert (await ok(b, "scroll", {"delta_y": 700}))["scrollY"] == 700
-        shot = await b.call("screenshot", {})
+        shot = await succeeds(b, "screenshot", {})
         meta_shot = shot.structured_content
         assert shot.content[1].type == "image" and png_size(shot) == (meta_shot["width"], meta_shot["height"])
-        full = await b.call("screenshot", {"mode": "full_page"})
+        full = await succeeds(b, "screenshot", {"mode": "full_page"})
         assert full.structured_content["truncated"] is True and full.structured_content["fullHeight"] > 10_000
         assert png_size(full)[1] == 8192
-        elem = await b.call("screenshot", {"selector": "#bottom"})
+        elem = await succeeds(b, "screenshot", {"selector": "#bottom"})
         w, h = png_size(elem)
         assert 30 < w < 200 and 10 < h < 60
-        jpeg = await b.call("screenshot", {"format": "jpeg", "quality": 50})
+        jpeg = await succeeds(b, "screenshot", {"format": "jpeg", "quality": 50})
         assert jpeg.content[1].mime_type == "image/jpeg" and base64.b64decode(jpeg.content[1].data)[:2] == b"\xff\xd8"
 
         md = (await ok(b, "read_as_markdown", {"max_chars": 400}))
@@ -413,8 +426,8 @@ async def test_dialogs_never_hang_a_call(toolsite: ToolSite, tmp_path: Path) -> 
         assert (await ok(b, "get_text"))["url"] == "https://allowed.test/form"
 
 
-async def test_refs_across_re_renders_and_logs(toolsite: ToolSite, tmp_path: Path) -> None:
-    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b:
+async def test_refs_across_re_renders_logs_and_eval(toolsite: ToolSite, tmp_path: Path) -> None:
+    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED, "--unsafe-enable-eval") as b:
         await ok(b, "tab_new", {"url": "https://allowed.test/rerender"})
         snap = (await ok(b, "snapshot"))["snapshot"]
         inc, alpha, beta = (snapshot_ref(snap, s) for s in ('button "Increment"', 'button "Alpha"', 'button "Beta"'))
@@ -472,6 +485,24 @@ async def test_refs_across_re_renders_and_logs(toolsite: ToolSite, tmp_path: Pat
             ["https://allowed.test/api/data"]
         await ok(b, "console_logs", {"clear": True})
         assert (await ok(b, "console_logs"))["total"] == 0
+
+        # eval: values of every kind, a throw, and a value too big, each a result its outputSchema describes.
+        async def run(expression: str) -> dict[str, Any]:
+            return await ok(b, "eval", {"expression": expression})
+
+        assert {k: v for k, v in (await run("1 + 1")).items() if k != "url"} == {
+            "tabId": net["tabId"], "ok": True, "value": 2, "type": "number", "error": None, "truncated": False}
+        assert (await run("({a: [1, 'x', null], b: {c: true}})"))["value"] == {"a": [1, "x", None], "b": {"c": True}}
+        assert [(r["value"], r["type"]) for r in [await run(e) for e in ("[1, 2]", "null", "document.title")]] == [
+            ([1, 2], "object"), (None, "object:null"), ("Console and network", "string")]
+        assert (await run("Promise.resolve('later')"))["value"] == "later"
+        assert {(r["value"], r["type"]) for r in [await run(e) for e in ("undefined", "NaN", "-0", "2n ** 70n")]} == {
+            (None, "undefined"), ("NaN", "number"), ("-0", "number"), ("1180591620717411303424n", "bigint")}
+        thrown = await run("(() => { throw new Error('nope') })()")
+        assert thrown["ok"] is False and thrown["type"] == "exception" and "nope" in thrown["error"]
+        assert thrown["value"] is None
+        big = await run("'x'.repeat(300000)")
+        assert big["ok"] is True and big["truncated"] is True and isinstance(big["value"], str)
 
 
 async def _console_with(b: Bridge, text: str) -> dict[str, Any] | None:
