@@ -7,6 +7,8 @@
   option a command does not have.
 - docs/install.md's "MCP tools" section has a ``### `tool` `` subsection for every tool of
   `actors.mcp_front.tools.TOOLS`, naming each of its arguments, and none for a tool that is gone.
+- docs/tools.md names every top-level key of each general browser tool's result (its `outputSchema`) and lists
+  their annotations as the code sets them.
 
 Plain synchronous tests: no trio, no browser, no server; they only import the modules and read the files.
 """
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.mcp_front.tools import TOOLS
+from actors.mcp_front.tools import TOOLS, browser
 from supervisor import errors
 from supervisor.app.cli import parser
 
@@ -199,6 +201,32 @@ def test_every_tool_and_argument_is_documented(tool: str) -> None:
 def test_tools_docs_name_no_unknown_tool() -> None:
     stale = sorted(set(tools_section()) - set(TOOLS))
     assert not stale, f"docs/install.md documents tools the server does not offer: {stale}"
+
+
+BROWSER_TOOLS = sorted(t.name for t in browser.TOOLS)
+
+
+@pytest.mark.parametrize("tool", BROWSER_TOOLS)
+def test_tools_md_names_each_browser_tools_result_keys(tool: str) -> None:
+    body = sections(read("tools.md"), 2).get("Tools")
+    assert body is not None, "docs/tools.md has no '## Tools' section"
+    schema = TOOLS[tool].output_schema()
+    assert schema is not None, tool
+    missing = [key for key in schema["properties"] if not re.search(rf"\b{key}\b", body)]
+    assert not missing, f"docs/tools.md does not describe the result keys {missing} of `{tool}`"
+
+
+def test_tools_md_gives_each_browser_tools_annotations() -> None:
+    text = " ".join(sections(read("tools.md"), 2)["Results"].split())
+    m = re.search(r"`readOnlyHint` and `idempotentHint`: (.*?)\. `destructiveHint`: (.*?)\. Neither .*?: (.*?)\.",
+                  text)
+    assert m is not None, "docs/tools.md '## Results' lists no annotations"
+    read_only, destructive, neither = (set(re.findall(r"`([a-z_]+)`", g)) for g in m.groups())
+    tools = [TOOLS[name] for name in BROWSER_TOOLS]
+    assert read_only == {t.name for t in tools if t.annotations.read_only and t.annotations.idempotent}
+    assert destructive == {t.name for t in tools if t.annotations.destructive}
+    assert neither == {t.name for t in tools if not t.annotations.read_only and not t.annotations.destructive}
+    assert "every browser tool has `openWorldHint`" in text and all(t.annotations.open_world for t in tools)
 
 
 # --- help texts and option behaviour that the docs promise ----------------------------------------------------------
