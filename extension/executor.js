@@ -470,7 +470,9 @@ const HANDLERS = {
   async 'tabs.activate'(conn, params) {
     const tab = await this._drivableTab(conn, tabIdOf(params), policyOf(params));
     await chrome.tabs.update(tab.id, { active: true });
-    await chrome.windows.update(tab.windowId, { focused: true });
+    // A minimized window keeps its tabs hidden (no text rendered) even when focused: restore it first.
+    const win = await chrome.windows.get(tab.windowId);
+    await chrome.windows.update(tab.windowId, win.state === 'minimized' ? { state: 'normal', focused: true } : { focused: true });
     return {};
   },
 

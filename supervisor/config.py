@@ -64,6 +64,7 @@ class Config:
     enable_mutations: bool = False
     unsafe_enable_eval: bool = False
     allowed_domains: tuple[str, ...] = ()
+    use_open_tabs: bool = False  # may drive (and navigate) a ChatGPT / Gemini tab the user opened, when none is ours
 
     @property
     def log_file(self) -> Path:
@@ -250,6 +251,7 @@ _FIELDS: dict[str, Any] = {
     "enable_mutations": _bool,
     "unsafe_enable_eval": _bool,
     "allowed_domains": _domains,
+    "use_open_tabs": _bool,
 }
 
 _FLAGS = {"browser_args": "browser-arg", "load_extensions": "load-extension"}  # repeatable flags are singular

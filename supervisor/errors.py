@@ -16,9 +16,13 @@ class ErrorInfo:
     code: str
     message: str
     hint: str | None = None
+    partial: str | None = None  # the answer received before the error (a deadline, a stuck page)
 
     def as_dict(self) -> dict[str, str | None]:
-        return {"code": self.code, "message": self.message, "hint": self.hint}
+        out = {"code": self.code, "message": self.message, "hint": self.hint}
+        if self.partial is not None:
+            out["partial"] = self.partial
+        return out
 
     def text(self) -> str:
         return f"[{self.code}] {self.message}" + (f" {self.hint}" if self.hint else "")
@@ -162,6 +166,13 @@ class ProfileInUse(BridgeError):
 class ProviderError(BridgeError):
     code = "provider_error"
 
+    def __init__(self, message: str, *, hint: str | None = None, partial: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.partial = partial  # the answer text received so far, if any
+
+    def info(self) -> ErrorInfo:
+        return ErrorInfo(self.code, self.message, self.hint, self.partial)
+
 
 class LoginRequired(ProviderError):
     code = "login_required"
@@ -179,6 +190,18 @@ class StuckError(ProviderError):
 
 class ResponseTimeout(ProviderError):
     code = "response_timeout"
+
+
+class NoResponse(ProviderError):
+    """The question was sent and the site never started answering before the deadline."""
+
+    code = "no_response"
+
+
+class SiteError(ProviderError):
+    """The site showed an error notice ("Something went wrong", a network error with a Retry button)."""
+
+    code = "site_error"
 
 
 class InputRejected(ProviderError):

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from actors.provider.actor import MARKDOWN_SOURCE
+from actors.provider.tab import MARKDOWN_SOURCE
 
 from .cdp_pipe import CHROMIUM, CDPSession, open_chromium
 

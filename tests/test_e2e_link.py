@@ -38,6 +38,7 @@ FAST = {"chunks": 4, "intervalMs": 40, "firstTokenMs": 100}
 EXT_ID = "dehbpnglmiedeaaddfipmnmhmblajpci"
 EXT_ORIGIN = f"chrome-extension://{EXT_ID}"
 EXT_VERSION = json.loads((REPO / "extension" / "manifest.json").read_text())["version"]
+USE_OPEN_TABS = {"AI_BRIDGE_USE_OPEN_TABS": "true"}  # may drive a tab the user opened
 
 
 # --- helpers ---------------------------------------------------------------------------------------------------------
@@ -180,7 +181,8 @@ async def test_extension_connects_and_round_trips(sites: FakeSites, tmp_path: Pa
 async def test_existing_provider_tab_is_reused_and_a_missing_one_created(sites: FakeSites, tmp_path: Path) -> None:
     sites.chatgpt.set_next(**FAST)
     sites.gemini.set_next(**FAST)
-    async with open_bridge(sites, tmp_path) as b, b.devtools() as dt:
+    # use_open_tabs: ai-bridge may drive a tab the user opened (by default it opens its own; test_e2e_asks.py).
+    async with open_bridge(sites, tmp_path, env=USE_OPEN_TABS) as b, b.devtools() as dt:
         # The user already has Gemini open, but no ChatGPT.
         gemini_tab = await open_page(dt, "https://gemini.google.com/app")
         assert await dt.pages("https://chatgpt.com/") == []
@@ -204,15 +206,16 @@ async def test_existing_provider_tab_is_reused_and_a_missing_one_created(sites: 
 
 
 @asynccontextmanager
-async def two_servers(sites: FakeSites, tmp_path: Path) -> AsyncIterator[tuple[Bridge, Bridge, DevTools,
-                                                                                dict[str, Any]]]:
+async def two_servers(sites: FakeSites, tmp_path: Path, env: dict[str, str] | None = None
+                      ) -> AsyncIterator[tuple[Bridge, Bridge, DevTools, dict[str, Any]]]:
     """Server A (project proj-a) launches the browser; server B (proj-b, --browser connect) is then found by the same
     extension. Yields both bridges, DevTools on the browser, and B's status once linked."""
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    async with open_bridge(sites, tmp_path / "a", project="proj-a") as a, a.devtools() as dt:
+    async with open_bridge(sites, tmp_path / "a", project="proj-a", env=env) as a, a.devtools() as dt:
         await linked_status(a)
-        async with open_bridge(sites, tmp_path / "b", project="proj-b", extra=("--browser", "connect")) as b:
+        async with open_bridge(sites, tmp_path / "b", project="proj-b", extra=("--browser", "connect"),
+                               env=env) as b:
             yield a, b, dt, await linked_status(b)
 
 
@@ -249,7 +252,7 @@ async def test_two_servers_asking_at_once_never_share_a_tab(sites: FakeSites, tm
     """The user has one ChatGPT tab open and two servers' first asks arrive together: both find that tab, one leases
     it first, and the other opens a tab of its own instead of failing with tab_busy (it used to, 3 runs in 4)."""
     sites.chatgpt.set_next(**FAST)
-    async with two_servers(sites, tmp_path) as (a, b, dt, _st_b):
+    async with two_servers(sites, tmp_path, env=USE_OPEN_TABS) as (a, b, dt, _st_b):
         users_tab = await open_page(dt, "https://chatgpt.com/")
         results: dict[str, Any] = {}
 

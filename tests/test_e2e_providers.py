@@ -129,7 +129,10 @@ async def test_one_provider_failing_still_returns_the_other(sites: FakeSites, tm
 
 
 @pytest.mark.parametrize("provider", ["chatgpt", "gemini"])
-async def test_stuck_then_retry_succeeds(sites: FakeSites, tmp_path: Path, provider: str) -> None:
+async def test_stuck_then_retry_reads_the_answer_without_sending_again(sites: FakeSites, tmp_path: Path,
+                                                                         provider: str) -> None:
+    """The page hangs with its stop button up while the site finished the answer (a reload shows it): the retry
+    reloads, finds the question in the conversation and reads its answer — the question is sent once."""
     site = getattr(sites, provider)
     site.set_next(count=1, stuck=True, **FAST)
     site.set_next(append=True, **FAST)
@@ -138,22 +141,26 @@ async def test_stuck_then_retry_succeeds(sites: FakeSites, tmp_path: Path, provi
         res = await b.call(f"ask_{provider}_web", {"question": q})
         sc = assert_answers(res, q, provider)
         status = await b.status()
+        log_text = b.log_text()
     assert sc["retries"] == 1
     actor = find_actor(status, provider)
     assert actor["restarts"] == 1 and "stuck" in actor["lastError"]
-    assert [q_["status"] for q_ in site.log()] == ["stuck", "complete"]
+    assert [(e["question"], e["status"]) for e in site.log()] == [(q, "stuck")]  # sent once, never again
+    assert "already in the conversation" in log_text
 
 
 async def test_stuck_every_time_is_a_typed_error_after_2_retries(sites: FakeSites, tmp_path: Path) -> None:
-    sites.gemini.set_next(stuck=True, **FAST)
+    sites.gemini.set_next(stuck=True, hangsOnReload=True, **FAST)
     q = "What is 9 minus 4?"
     async with open_bridge(sites, tmp_path, env={"AI_BRIDGE_STALL_S": "1"}) as b:
         res = await b.call("ask_gemini_web", {"question": q})
         history = b.history()
     assert res.is_error
-    assert res.structured_content["error"]["code"] == "stuck"
+    err = res.structured_content["error"]
+    assert err["code"] == "stuck"
     assert "gave up after 2 retries" in res.content[0].text
-    assert len(sites.gemini.log()) == 3  # the first try and exactly 2 retries
+    assert answer_ref(q) in err["partial"]  # the answer so far comes with the error
+    assert len(sites.gemini.log()) == 1  # two retries, and the question was sent once
     assert [h["status"] for h in history] == ["stuck"]
 
 
@@ -202,7 +209,7 @@ async def test_cancel_clicks_stop_and_records_it(sites: FakeSites, tmp_path: Pat
 async def test_background_tab_quirk_is_handled(sites: FakeSites, tmp_path: Path) -> None:
     sites.chatgpt.set_next(**FAST)
     q = "What is 10 divided by 2?"
-    async with open_bridge(sites, tmp_path) as b:
+    async with open_bridge(sites, tmp_path, env={"AI_BRIDGE_USE_OPEN_TABS": "true"}) as b:
         # The user has ChatGPT open in a background tab of their window: ai-bridge reuses it.
         async with b.devtools() as dt:
             created = await dt.send("Target.createTarget", {"url": "https://chatgpt.com/", "background": True})
@@ -215,7 +222,7 @@ async def test_background_tab_quirk_is_handled(sites: FakeSites, tmp_path: Path)
             assert await dt.evaluate(tab, "document.visibilityState") == "hidden"
             assert_answers(await b.call("ask_chatgpt_web", {"question": q}), q, "chatgpt")
             pages = await dt.pages("https://chatgpt.com/")
-            assert [p["targetId"] for p in pages] == [tab]  # reused, no second tab
+            assert [p["targetId"] for p in pages] == [tab]  # use_open_tabs: reused, no second tab
 
 
 async def test_japanese_ui(sites: FakeSites, tmp_path: Path) -> None:

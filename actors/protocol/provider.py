@@ -12,6 +12,7 @@ from supervisor.otp import Address, Progress, Request
 from .common import ProviderName
 
 ASK_ATTEMPTS = 3  # a provider's first try plus its 2 stuck retries (seed 9.2)
+ASK_REPLY_MARGIN_S = 15.0  # after an ask's deadline: Stop clicked, partial answer read, history written
 
 
 class AskPhase(enum.StrEnum):
@@ -67,6 +68,7 @@ class AskResult:
     completion_reason: str = ""
     thinking: bool = False
     warnings: tuple[AskWarning, ...] = ()
+    extracted_by: str = ""  # which anchor gave the text (content, paragraphs, turn, body, feedback, aria-live)
 
 
 @attrs.frozen
@@ -84,8 +86,9 @@ class Ask(Request[AskResult]):
 
     @property
     def call_timeout_s(self) -> float:
-        """How long a requester waits for the reply: every attempt may use its whole timeout."""
-        return ASK_ATTEMPTS * (self.timeout_s + 120.0)
+        """How long a requester waits for the reply: the ask's own deadline (every attempt is inside it) plus the
+        time it takes to end it cleanly."""
+        return self.timeout_s + ASK_REPLY_MARGIN_S
 
 
 @attrs.frozen

@@ -1,5 +1,7 @@
-"""Provider tab actors: one generic actor (actor.py) run once per provider table (chatgpt.py, gemini.py)."""
+"""Provider tab actors: one generic actor (actor.py) run once per provider table (chatgpt.py, gemini.py); its rooms
+are the tab session (tab.py), the ask flow (flow.py) and inspection (inspect.py)."""
 
 from .actor import run
+from .tab import ProviderMemory
 
-__all__ = ["run"]
+__all__ = ["ProviderMemory", "run"]

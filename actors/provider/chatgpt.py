@@ -1,32 +1,31 @@
-"""ChatGPT: selectors, labels, timeouts and completion rule (seed sections 3, 5.1, 6, 9, 13). The one table."""
+"""ChatGPT: selectors, labels, timeouts, completion rule, typing and extraction rules (seed sections 3, 5.1, 6, 9,
+13). The one table."""
 
 from __future__ import annotations
 
-from typing import Any
+from .page import PageState
+from .table import NOT_YET, Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch
 
-from .table import Completion, ProviderTable, Timeouts
+
+def still_generating(s: PageState) -> bool:
+    """Seed 3.6: `isStillGenerating` — generating text without the thinking-done marker, or still thinking."""
+    return (s.generating_text and not s.thinking_done) or s.skip_thinking or s.thinking
 
 
-def completion(s: dict[str, Any], w: dict[str, Any]) -> Completion:
-    """Seed 3.3, evaluated on every state change instead of every second.
-
-    `s` is the page state; `w` the wait's memory: initialAssistant, sawStop, elapsed (s since send).
-    """
-    new = s["assistantCount"] > w["initialAssistant"]
-    if not new or s["stop"]:
-        return Completion(False)
-    if s["skipThinking"]:  # still thinking: never complete early (seed 3.6)
-        return Completion(False)
-    still_generating = (s["generatingText"] and not s["thinkingDone"]) or s["skipThinking"]
-    if w["sawStop"] and s["inputEmpty"] and not still_generating:
-        return Completion(True, "stop button seen then gone")  # condition 2
-    if s["sendFound"] and s["sendEnabled"] and not still_generating:
-        return Completion(True, "send button enabled again")  # condition 1
-    if w["elapsed"] >= 5 and s["inputEmpty"] and not still_generating:
-        return Completion(True, "5 s fallback")  # condition 3
-    if w["elapsed"] >= 10 and not still_generating and s["inputEmpty"]:
-        return Completion(True, "10 s thinking fallback")  # condition 4
-    return Completion(False)
+def completion(s: PageState, w: Watch) -> Completion:
+    """Seed 3.3's four conditions, evaluated on every state change instead of every second. Never while the page is
+    still thinking or generating (seed 3.6: completing early would capture an intermediate thinking state)."""
+    if s.assistant_count <= w.initial_assistant or s.stop or still_generating(s):
+        return NOT_YET
+    if s.send_found and s.send_enabled:
+        return Completion(True, "send button enabled again")  # 1
+    if w.saw_stop and s.input_empty:
+        return Completion(True, "stop button seen then gone")  # 2
+    if w.elapsed_s >= 5 and s.input_empty:
+        return Completion(True, "5 s fallback")  # 3
+    if w.elapsed_s >= 10 and s.input_empty:
+        return Completion(True, "10 s thinking fallback")  # 4 (3 already covers it once thinking is over)
+    return NOT_YET
 
 
 TABLE = ProviderTable(
@@ -46,18 +45,33 @@ TABLE = ProviderTable(
         "turn": ('article[data-turn="assistant"]',),
         "content": (".markdown.prose", ".markdown", ".prose", '[class*="markdown"]'),
         "login": ('button[data-testid="login-button"]', 'a[href*="/auth/login"]'),
+        # seed 3.6: only inside the last assistant turn (a button by the input box changes the input mode)
         "expandThinking": ('button[aria-expanded="false"]',),
+        # Where ChatGPT shows limits and errors outside the answer: alert boxes in the thread, toasts, banners,
+        # error-styled blocks.
+        "notice": ('[role="alert"]', '[aria-live="assertive"]', '[data-testid*="toast"]', ".toast-root",
+                   '[data-testid*="banner"]', '[class*="text-token-text-error"]',
+                   '[class*="border-token-border-error"]'),
+        "main": ("main",),
     },
     labels={
         "stop": ("Stop generating", "Stop streaming", "生成を停止", "ストリーミングの停止"),
         "skipThinking": ("Skip thinking", "今すぐ回答", "Answer now"),
+        "thinking": ("Thinking", "思考中", "Reasoning"),  # the in-progress label, matched exactly
         "thinkingDone": ("Thinking time", "思考時間", "Thought for"),
         "generating": ("is still generating", "generating a response", "回答を生成しています"),
         "login": ("Log in", "ログイン"),
-        "rateLimit": ("reached our limit", "reached the limit", "usage cap", "上限に達しました", "too many requests"),
-        "endMarkers": ("You said:", "あなた:", "ChatGPT said:", "ChatGPT:"),
+        "rateLimit": ("reached our limit", "reached the limit", "usage cap", "上限に達しました", "too many requests",
+                      "limit of messages"),
+        "siteError": ("something went wrong", "network error", "error generating", "問題が発生しました",
+                      "エラーが発生しました"),
+        "retry": ("Retry", "Try again", "Regenerate", "再試行", "もう一度試す", "再生成"),
+        "answerMarkers": ("ChatGPT said:", "ChatGPT:"),  # seed 3.5 P5
+        "endMarkers": ("You said:", "あなた:", "You:"),
     },
     timeouts=Timeouts(input_s=30.0, user_message_s=15.0),
     completion=completion,
-    type_phases=("js", "insert_text", "keys"),
+    type_phases=(TypePhase.JS, TypePhase.INSERT_TEXT, TypePhase.KEYS),
+    newline=Newline.SHIFT_ENTER,
+    anchors=(Anchor.CONTENT, Anchor.PARAGRAPHS, Anchor.TURN, Anchor.BODY),
 )

@@ -1,40 +1,95 @@
-"""The shape of a provider table: everything site-specific (selectors, labels, timeouts, completion rules) lives in
-one `ProviderTable` per provider (chatgpt.py, gemini.py); the actor and the in-page watcher are generic."""
+"""The shape of a provider table: everything site-specific (selectors, labels, timeouts, completion rule, typing
+rules, extraction anchors) lives in one `ProviderTable` per provider (chatgpt.py, gemini.py); the tab session, the
+ask flow and the in-page watcher are generic.
+"""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
-from typing import Any
 
 import attrs
+
+from .page import PageState
 
 
 @attrs.frozen
 class Timeouts:
-    """Seed section 9.1. "max" values: proceed as soon as the condition holds; these are failure thresholds."""
+    """Seed section 9.1, and every other number of the ask flow. "Max" values: the flow proceeds as soon as the
+    condition holds; they are failure thresholds, never fixed waits. The ask's own deadline (`timeout_s`, from when
+    it was sent) bounds all of them."""
 
-    reuse_tab_s: float = 3.0
-    new_tab_s: float = 5.0
+    reuse_tab_s: float = 3.0  # the session's tab must answer tabs.get within this
+    new_tab_s: float = 5.0  # create a tab and see it loaded
     new_tab_retries: int = 2
-    page_load_s: float = 30.0
-    input_s: float = 30.0
-    send_button_s: float = 60.0
-    user_message_s: float = 15.0
-    new_response_s: float = 30.0
-    response_s: float = 480.0  # 8 min; per-call `timeout_s` overrides
-    text_render_s: float = 120.0
-    health_check_s: float = 4.0
-    settle_s: float = 0.15  # counts must stay unchanged this long on a freshly loaded page (replaces 500 ms sleeps)
+    new_tab_retry_after_s: float = 1.0
+    extension_wait_s: float = 60.0  # EnsureBrowser: the extension connects, or the browser is launched
+    page_load_s: float = 30.0  # readyState complete after a navigation
+    input_s: float = 30.0  # the input box appears
+    earlier_turns_s: float = 10.0  # a conversation page shows its earlier turns (reconnect guard, seed v2.0.10)
+    settle_s: float = 0.15  # counts unchanged this long on a freshly loaded page (replaces the seed's fixed 500 ms)
+    settle_max_s: float = 5.0  # a page whose counts keep changing is counted as it is after this
     stuck_check_s: float = 5.0  # seed 9.3: a stop button left over from an earlier answer must go within this
-    stall_s: float = 120.0  # stop button shown, not thinking, answer text unchanged this long → stuck
+    send_button_s: float = 60.0  # the send button is enabled (and no stop button shown)
+    send_confirm_s: float = 2.0  # each send method (click, mouse, Enter) is confirmed within this, else the next
+    user_message_s: float = 15.0  # the question appears as a user message after the site took it
+    new_response_s: float = 30.0  # a response starts; capped by the ask's budget (see `AskBudget`)
+    text_render_s: float = 120.0  # answer text is rendered after completion (thinking, hidden tab)
+    visible_s: float = 0.5  # a tab brought to the front reports itself visible (within ms when it works)
+    health_check_s: float = 4.0
+    stall_s: float = 120.0  # stop button up, no thinking, no new text this long: stuck (capped by the budget)
+    min_stall_s: float = 2.0  # the shortest stall threshold a short deadline may impose
+    attempt_reserve_s: float = 3.0  # kept for each later attempt's reload and typing when sharing the budget
+    progress_every_s: float = 0.5  # partial text goes to the requester at most this often
+    safety_poll_s: float = 1.0  # the watcher reports changes; this slow poll only covers lost reports
+    script_s: float = 10.0  # one page-script call
+    stop_click_s: float = 3.0  # clicking Stop at cancel or deadline
+    inspect_s: float = 20.0  # snapshot: the accessibility tree and the screenshot
+
+
+class Newline(enum.Enum):
+    """How the key-typing phase types a line break without submitting."""
+
+    SHIFT_ENTER = "shift+enter"  # ChatGPT and Gemini: Enter sends, Shift+Enter breaks the line
+    INSERT_TEXT = "insert_text"  # Input.insertText("\n")
+
+
+class TypePhase(enum.Enum):
+    """Seed 5.1 / 5.2: how the question gets into the input box, tried in the table's order, each verified."""
+
+    JS = "js"  # textarea value setter + input event; contenteditable execCommand('insertText')
+    INSERT_TEXT = "insert_text"  # CDP Input.insertText
+    KEYS = "keys"  # CDP key events, one per character
+
+
+class Anchor(enum.StrEnum):
+    """Where the watcher finds the answer text (seed 3.5 / 4.4), tried in the table's order."""
+
+    FEEDBACK = "feedback"  # Gemini P1: the last thumb_up icon → its button → parent → parent (the container)
+    CONTENT = "content"  # the `content` selectors inside the last response (.markdown, .prose)
+    PARAGRAPHS = "paragraphs"  # the p elements of the last turn
+    TURN = "turn"  # the last response element's own text
+    ARIA_LIVE = "aria-live"  # Gemini P3: the last [aria-live="polite"] region
+    BODY = "body"  # ChatGPT P5: main/body text after the last answer marker, cut at the next end marker
+
+
+@attrs.frozen
+class Watch:
+    """What the completion rule remembers of one wait (besides the page state)."""
+
+    initial_assistant: int  # responses before we sent (seed: initialAssistantCount)
+    saw_stop: bool  # a stop button was seen since sending
+    elapsed_s: float  # since the question was confirmed sent
+    text_stable_s: float  # since the last response's text last changed
 
 
 @attrs.frozen
 class Completion:
-    """What the completion rule sees (seed 3.3 / 4.3 state fields) and decides."""
-
     done: bool
     reason: str = ""
+
+
+NOT_YET = Completion(False)
 
 
 @attrs.frozen
@@ -45,12 +100,20 @@ class ProviderTable:
     url_patterns: tuple[str, ...]  # tabs.query patterns of this site
     conversation_re: str  # a URL of an existing conversation
     shadow_dom: bool  # search inside open shadow roots (Gemini)
-    selectors: dict[str, tuple[str, ...]]  # input, send, user, assistant, content, login, ...
+    selectors: dict[str, tuple[str, ...]]  # input, send, stop, user, assistant, content, notice, ...
     labels: dict[str, tuple[str, ...]]  # texts / aria-label fragments, English and Japanese
     timeouts: Timeouts
-    completion: Callable[[dict[str, Any], dict[str, Any]], Completion]
-    type_phases: tuple[str, ...]  # "js", "insert_text", "keys" — seed 5.1 / 5.2
+    completion: Callable[[PageState, Watch], Completion]
+    type_phases: tuple[TypePhase, ...]  # seed 5.1 (ChatGPT: 3 phases) / 5.2 (Gemini: 2)
+    newline: Newline
+    anchors: tuple[Anchor, ...]  # extraction order
 
-    def watcher_config(self) -> dict[str, Any]:
+    def watcher_config(self) -> dict[str, object]:
         return {"name": self.name, "shadow": self.shadow_dom, "sel": {k: list(v) for k, v in self.selectors.items()},
-                "labels": {k: list(v) for k, v in self.labels.items()}}
+                "labels": {k: list(v) for k, v in self.labels.items()}, "anchors": [a.value for a in self.anchors]}
+
+
+def rate_limit_text(table: ProviderTable, text: str) -> bool:
+    """Is `text` (a short response) the site's limit message? Gemini gives its limit as a model response."""
+    low = text.lower()
+    return any(label.lower() in low for label in table.labels.get("rateLimit", ()))

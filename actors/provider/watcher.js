@@ -1,16 +1,23 @@
-// In-page watcher, evaluated in ai-bridge's *isolated world* (never the page's own world, so nothing of ours is
-// visible to the site's scripts). A MutationObserver — on the document and on every open shadow root it finds —
-// recomputes the provider state after each batch of DOM changes and reports it through the CDP binding only when
-// it changed. The server decides completion from these reports, so detection follows the DOM within
-// milliseconds instead of a 1 s poll.
+// In-page watcher, run in ai-bridge's *isolated world* (never the page's own world, so nothing of ours is visible
+// to the site's scripts). A MutationObserver — on the document and on every open shadow root it finds — recomputes
+// the provider state after each batch of DOM changes and reports it through the CDP binding only when it changed;
+// visibility changes are reported the moment they happen. Nothing here waits on a timer: a hidden page throttles
+// timers, but mutation and visibility callbacks still run at once.
 //
-// Evaluated as `(WATCHER_SOURCE)(config, bindingName)`; idempotent per document.
-(function install(cfg, binding) {
+// Called as `Runtime.callFunctionOn(install, [config, bindingName])` in the isolated world's context. Idempotent
+// per document. The server calls the page actions below through call.js (`window.__aibWatcher[name](...args)`).
+function install(cfg, binding) {
   if (window.__aibWatcher) {
     window.__aibWatcher.cfg = cfg;
+    window.__aibWatcher.report(true);
     return 'reused';
   }
-  const W = { cfg, last: '', seq: 0, roots: new WeakSet(), armed: true };
+  const W = {
+    cfg, last: '', seq: 0, roots: new WeakSet(), marked: new WeakMap(), markedAll: false,
+    doc: Math.random().toString(36).slice(2, 10) + Date.now().toString(36),
+  };
+  const sel = (k) => W.cfg.sel[k] || [];
+  const lab = (k) => W.cfg.labels[k] || [];
 
   const isVisible = (el) => {
     if (!el || !el.isConnected) return false;
@@ -25,21 +32,21 @@
   const shadowRoots = () => {
     const out = [];
     const visit = (root) => {
-      const all = root.querySelectorAll('*');
-      for (const el of all) {
+      for (const el of root.querySelectorAll('*')) {
         if (el.shadowRoot) { out.push(el.shadowRoot); visit(el.shadowRoot); }
       }
     };
     if (W.cfg.shadow) visit(document);
     return out;
   };
+  const allRoots = () => [document, ...shadowRoots()];
   const deep = (sels, roots) => {
     const res = [];
     const seen = new Set();
     for (const root of roots) {
-      for (const sel of sels) {
+      for (const s of sels) {
         let found;
-        try { found = root.querySelectorAll(sel); } catch (e) { continue; }
+        try { found = root.querySelectorAll(s); } catch (e) { continue; }
         for (const el of found) if (!seen.has(el)) { seen.add(el); res.push(el); }
       }
     }
@@ -47,6 +54,21 @@
   };
   const labelOf = (el) => ((el.getAttribute('aria-label') || '') + ' ' + (el.textContent || '')).trim();
   const hasLabel = (el, labels) => { const t = labelOf(el); return labels.some((l) => l && t.includes(l)); };
+  const squash = (s) => (s || '').replace(/\s+/g, ' ').trim();
+
+  // The element's parent, crossing a shadow boundary to its host.
+  const up = (n) => n.parentNode instanceof ShadowRoot ? n.parentNode.host : n.parentNode;
+  const within = (el, ancestor) => { for (let n = el; n; n = up(n)) if (n === ancestor) return true; return false; };
+  // Does `a` come before `b` in the page (shadow trees placed where their host is)?
+  const precedes = (a, b) => {
+    const chain = (n) => { const out = []; for (let x = n; x; x = up(x)) out.unshift(x); return out; };
+    const ca = chain(a); const cb = chain(b);
+    let i = 0;
+    while (i < ca.length && i < cb.length && ca[i] === cb[i]) i += 1;
+    if (i >= ca.length) return true; // a contains b
+    if (i >= cb.length) return false;
+    return !!(ca[i].compareDocumentPosition(cb[i]) & Node.DOCUMENT_POSITION_FOLLOWING);
+  };
 
   const inputText = (el) => {
     if (!el) return '';
@@ -56,76 +78,133 @@
 
   // Text of an element, entering open shadow roots (innerText alone stops at a shadow host).
   const deepText = (el) => {
-    if (!el) return '';
-    if (el.shadowRoot) {
-      return Array.from(el.shadowRoot.children).map((c) => deepText(c)).join('\n').trim();
-    }
+    if (!el || /^(STYLE|SCRIPT|TEMPLATE)$/.test(el.tagName)) return '';
+    if (el.shadowRoot) return Array.from(el.shadowRoot.children).map((c) => deepText(c)).join('\n').trim();
     return (el.innerText || el.textContent || '').trim();
   };
 
-  const lastResponse = (roots) => {
-    const s = W.cfg.sel;
-    const turns = deep(s.turn || [], roots);
-    const msgs = deep(s.assistant, roots);
-    const lastTurn = turns.length ? turns[turns.length - 1] : null;
-    const lastMsg = msgs.length ? msgs[msgs.length - 1] : null;
-    return { turns, msgs, last: lastMsg || lastTurn, lastTurn };
+  // Visible text containing one of `labels` (seed 3.6 reads body.innerText: scripts and hidden nodes must not
+  // count). A cheap textContent test first: most reports have no match at all.
+  const visibleTextHas = (root, labels) => {
+    if (!labels.length || !root) return false;
+    const all = root.textContent || '';
+    if (!labels.some((l) => all.includes(l))) return false;
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const p = n.parentElement;
+      if (!p || /^(SCRIPT|STYLE|TEMPLATE|NOSCRIPT)$/.test(p.tagName)) continue;
+      if (labels.some((l) => n.data.includes(l)) && isVisible(p)) return true;
+    }
+    return false;
+  };
+  // A visible element whose own text is exactly one of `labels` (an in-progress "Thinking" label, not a sentence
+  // of the answer that happens to contain the word).
+  const exactLabelIn = (scopes, labels) => {
+    if (!labels.length) return false;
+    let budget = 3000;
+    for (const scope of scopes) {
+      const root = scope.shadowRoot || scope;
+      const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n && budget > 0; n = walker.nextNode(), budget -= 1) {
+        const t = n.data.trim();
+        if (t && labels.includes(t) && isVisible(n.parentElement)) return true;
+      }
+      if (scope.shadowRoot) {
+        for (const inner of scope.shadowRoot.querySelectorAll('*')) {
+          if (inner.shadowRoot && exactLabelIn([inner], labels)) return true;
+        }
+      }
+    }
+    return false;
   };
 
-  const contentOf = (resp, roots) => {
+  // DOM → markdown: the converter (markdown.js, Turndown) installed in this world just before the watcher. If it
+  // fails, the element's text stands in (and the failure is reported with the extracted answer).
+  let convertError = null;
+  const toMarkdown = (el) => {
+    if (typeof window.__aibMarkdown !== 'function') { convertError = 'no converter'; return deepText(el); }
+    try { return window.__aibMarkdown(el); } catch (e) { convertError = String(e); return deepText(el); }
+  };
+
+  const lastOf = (list) => (list.length ? list[list.length - 1] : null);
+  const responses = (roots) => {
+    const turns = deep(sel('turn'), roots);
+    const msgs = deep(sel('assistant'), roots);
+    return { turns, msgs, last: lastOf(msgs) || lastOf(turns), lastTurn: lastOf(turns) };
+  };
+  const contentOf = (resp) => {
     if (!resp) return null;
-    const s = W.cfg.sel;
-    for (const sel of s.content) {
+    for (const s of sel('content')) {
       let el = null;
-      try { el = resp.querySelector(sel) || (resp.shadowRoot && resp.shadowRoot.querySelector(sel)); } catch (e) {}
+      try { el = resp.querySelector(s) || (resp.shadowRoot && resp.shadowRoot.querySelector(s)); } catch (e) { el = null; }
       if (el) return el;
     }
     return resp;
   };
 
+  // Limit and error notices (alerts, toasts, banners, error-styled blocks): only those that appeared, or changed,
+  // after `mark` count. The text decides the kind; a notice that is neither is ignored ("Copied" toasts).
+  const classify = (el) => {
+    const text = squash(labelOf(el)).slice(0, 300);
+    const low = text.toLowerCase();
+    if (lab('rateLimit').some((l) => low.includes(l.toLowerCase()))) return { kind: 'rate_limit', text };
+    if (lab('siteError').some((l) => low.includes(l.toLowerCase()))) return { kind: 'site_error', text };
+    const buttons = el.querySelectorAll ? el.querySelectorAll('button, [role="button"]') : [];
+    if (Array.from(buttons).some((b) => lab('retry').some((l) => squash(labelOf(b)) === l))) return { kind: 'site_error', text };
+    return null;
+  };
+  const whereOf = (el) => {
+    const role = el.getAttribute('role');
+    const cls = (typeof el.className === 'string' ? el.className : '') + ' ' + (el.getAttribute('data-testid') || '') + ' ' + el.tagName.toLowerCase();
+    if (/toast|snack/i.test(cls)) return 'toast';
+    if (/banner/i.test(cls)) return 'banner';
+    if (role === 'alert' || el.getAttribute('aria-live') === 'assertive') return 'alert';
+    return 'error';
+  };
+  const notices = (roots) => deep(sel('notice'), roots).filter(isVisible);
+  const currentNotice = (roots) => {
+    for (const el of notices(roots)) {
+      const text = squash(labelOf(el));
+      if (W.marked.has(el) && W.marked.get(el) === text) continue;
+      const c = classify(el);
+      if (c) return { kind: c.kind, text: c.text, where: whereOf(el) };
+    }
+    return null;
+  };
+
   const state = () => {
     const s = W.cfg.sel;
-    const L = W.cfg.labels;
-    const roots = [document, ...shadowRoots()];
+    const roots = allRoots();
     if (W.cfg.shadow) for (const r of roots) if (r !== document && !W.roots.has(r)) { W.roots.add(r); observe(r); }
-    const inputs = deep(s.input, roots).filter(isVisible);
-    const input = inputs[0] || null;
+    const input = deep(sel('input'), roots).filter(isVisible)[0] || null;
     const buttons = deep(['button', '[role="button"]'], roots).filter(isVisible);
-    const stopBySel = deep(s.stop || [], roots).filter(isVisible);
-    const stop = stopBySel.length > 0 || buttons.some((b) => hasLabel(b, L.stop) && !isDisabled(b));
-    let send = null;
-    for (const sel of s.send) {
-      const cand = deep([sel], roots).filter(isVisible);
-      if (cand.length) { send = cand[0]; break; }
-    }
-    if (!send && s.sendIcon) {
-      const icon = deep(s.sendIcon, roots)[0];
-      send = icon ? icon.closest('button') : null;
-    }
-    const { msgs, turns, last, lastTurn } = lastResponse(roots);
-    const users = deep(s.user, roots);
-    const content = contentOf(last, roots);
+    const stop = deep(sel('stop'), roots).filter(isVisible).length > 0
+      || buttons.some((b) => hasLabel(b, lab('stop')) && !isDisabled(b));
+    const send = findSend(roots);
+    const { msgs, turns, last, lastTurn } = responses(roots);
+    const users = deep(sel('user'), roots);
+    const lastUser = lastOf(users);
+    const content = contentOf(last);
     const text = content ? deepText(content) : '';
-    const skipThinking = buttons.some((b) => hasLabel(b, L.skipThinking));
+    const skipThinking = buttons.some((b) => hasLabel(b, lab('skipThinking')));
     const turnScope = lastTurn || last;
     const thinkingDone = !!turnScope && Array.from((turnScope.querySelectorAll && turnScope.querySelectorAll('button')) || [])
-      .some((b) => hasLabel(b, L.thinkingDone));
-    const bodyText = L.generating.length ? (document.body ? document.body.textContent || '' : '') : '';
-    const generatingText = L.generating.some((l) => bodyText.includes(l));
-    const mic = deep(s.mic || [], roots).filter((img) => isVisible(img.closest('button') || img)).length > 0;
-    const feedbackImgs = deep(s.feedback || [], roots);
-    // Feedback icons belong to the last response when there are as many thumb_up icons as responses.
-    const thumbsUp = feedbackImgs.filter((i) => i.getAttribute('alt') === 'thumb_up').length;
-    const loginEl = deep(s.login || [], roots).find(isVisible)
-      || (!input && buttons.find((b) => L.login.some((l) => (b.textContent || '').trim() === l)));
-    const lastTurnText = turnScope ? deepText(turnScope) : '';
-    const rateLimited = !!last && L.rateLimit.some((l) => lastTurnText.toLowerCase().includes(l.toLowerCase()));
+      .some((b) => hasLabel(b, lab('thinkingDone')));
+    const scopes = [...(turnScope ? [turnScope] : []), ...deep(sel('thinkingIndicator'), roots)];
+    const answered = !!last && (!lastUser || precedes(lastUser, last));
+    const thinking = skipThinking || (answered && exactLabelIn(scopes, lab('thinking')));
+    const main = deep(sel('main'), roots)[0] || document.body;
+    const generatingText = visibleTextHas(main, lab('generating'));
+    const mic = deep(sel('mic'), roots).filter((img) => isVisible(img.closest('button') || img)).length > 0;
+    const lastFeedback = last ? deep(sel('feedback'), roots).some((img) => within(img, last)) : false;
+    const loginEl = deep(sel('login'), roots).find(isVisible)
+      || (!input && buttons.find((b) => lab('login').some((l) => (b.textContent || '').trim() === l)));
     return {
       url: location.href,
       ready: document.readyState,
       visible: document.visibilityState === 'visible',
+      doc: W.doc,
       inputFound: !!input,
-      inputText: inputText(input).slice(0, 2000),
       inputEmpty: inputText(input).trim().length === 0,
       sendFound: !!send,
       sendEnabled: !!send && !isDisabled(send),
@@ -134,19 +213,31 @@
       assistantCount: msgs.length || turns.length,
       lastLen: text.length,
       lastHead: text.slice(0, 80),
+      lastUser: squash(deepText(lastUser)).slice(0, 300),
+      answered,
+      thinking,
       skipThinking,
       thinkingDone,
       generatingText,
       micFound: mic,
-      lastHasFeedback: msgs.length > 0 && thumbsUp >= msgs.length,
+      lastHasFeedback: lastFeedback,
       login: !!loginEl,
-      rateLimited,
+      notice: currentNotice(roots),
     };
+  };
+
+  const findSend = (roots) => {
+    for (const s of sel('send')) {
+      const cand = deep([s], roots).filter(isVisible);
+      if (cand.length) return cand[0];
+    }
+    const icon = deep(sel('sendIcon'), roots)[0];
+    return icon ? icon.closest('button') : null;
   };
 
   const report = (force) => {
     let st;
-    try { st = state(); } catch (e) { st = { error: String(e) }; }
+    try { st = state(); } catch (e) { return; } // a half-built page: the next mutation reports again
     const key = JSON.stringify(st);
     if (!force && key === W.last) return;
     W.last = key;
@@ -158,42 +249,158 @@
   const mo = new MutationObserver(() => report(false));
   const observe = (root) => mo.observe(root, {
     subtree: true, childList: true, characterData: true, attributes: true,
-    attributeFilter: ['disabled', 'aria-disabled', 'aria-label', 'data-testid', 'style', 'class', 'hidden', 'alt'],
+    attributeFilter: ['disabled', 'aria-disabled', 'aria-label', 'aria-expanded', 'data-testid', 'style', 'class',
+      'hidden', 'alt', 'role'],
   });
   observe(document);
-  document.addEventListener('visibilitychange', () => report(false));
+  // Visibility is not a DOM mutation: report it the moment it changes (a hidden tab renders no answer text).
+  for (const ev of ['visibilitychange', 'pageshow', 'pagehide']) document.addEventListener(ev, () => report(false), true);
+  window.addEventListener('focus', () => report(false));
 
+  // ---- page actions (called by the server through call.js) ------------------------------------------------------
+
+  const input = () => deep(sel('input'), allRoots()).filter(isVisible)[0] || null;
+  const caretToEnd = (el) => {
+    el.focus();
+    if (el.tagName === 'TEXTAREA' || el.tagName === 'INPUT') { el.selectionStart = el.selectionEnd = el.value.length; return; }
+    const r = document.createRange();
+    r.selectNodeContents(el);
+    r.collapse(false);
+    const s = getSelection(); s.removeAllRanges(); s.addRange(r);
+  };
   W.state = state;
   W.report = report;
-  W.input = () => { const s = W.cfg.sel; const roots = [document, ...shadowRoots()]; return deep(s.input, roots).filter(isVisible)[0] || null; };
-  W.inputText = () => inputText(W.input());
-  W.sendButton = () => {
-    const s = W.cfg.sel; const roots = [document, ...shadowRoots()];
-    for (const sel of s.send) { const c = deep([sel], roots).filter(isVisible); if (c.length) return c[0]; }
-    if (s.sendIcon) { const icon = deep(s.sendIcon, roots)[0]; return icon ? icon.closest('button') : null; }
-    return null;
+  W.inputText = () => inputText(input());
+  W.focusInput = () => { const el = input(); if (!el) return false; caretToEnd(el); return true; };
+  W.clear = () => {
+    const el = input();
+    if (!el) return false;
+    el.focus();
+    if (el.tagName === 'TEXTAREA' || el.tagName === 'INPUT') el.select();
+    else { const r = document.createRange(); r.selectNodeContents(el); const s = getSelection(); s.removeAllRanges(); s.addRange(r); }
+    if (inputText(el).length) document.execCommand('delete');
+    if (inputText(el).trim().length && (el.tagName === 'TEXTAREA' || el.tagName === 'INPUT')) {
+      Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), 'value').set.call(el, '');
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+    }
+    return inputText(el).trim().length === 0;
+  };
+  // Seed 5.1 / 5.2 phase 1: a textarea through its native value setter (React sees it), a contenteditable through
+  // execCommand('insertText') (ProseMirror / Quill see a real input event; line breaks become paragraphs).
+  W.fill = (text) => {
+    const el = input();
+    if (!el) return false;
+    el.focus();
+    if (el.tagName === 'TEXTAREA' || el.tagName === 'INPUT') {
+      Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), 'value').set.call(el, text);
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+      el.dispatchEvent(new Event('change', { bubbles: true }));
+      return true;
+    }
+    caretToEnd(el);
+    return document.execCommand('insertText', false, text);
+  };
+  W.clickSend = () => {
+    const b = findSend(allRoots());
+    if (!b || isDisabled(b)) return false;
+    b.click();
+    return true;
+  };
+  // The centre of the enabled send button in viewport coordinates, scrolled into view: where a mouse event lands.
+  W.sendBox = () => {
+    const b = findSend(allRoots());
+    if (!b || isDisabled(b)) return null;
+    b.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    const r = b.getBoundingClientRect();
+    return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
   };
   W.stopButton = () => {
-    const s = W.cfg.sel; const roots = [document, ...shadowRoots()];
-    const bySel = deep(s.stop || [], roots).filter(isVisible)[0];
+    const roots = allRoots();
+    const bySel = deep(sel('stop'), roots).filter(isVisible)[0];
     if (bySel) return bySel;
-    return deep(['button', '[role="button"]'], roots).filter(isVisible).find((b) => hasLabel(b, W.cfg.labels.stop)) || null;
+    return deep(['button', '[role="button"]'], roots).filter(isVisible).find((b) => hasLabel(b, lab('stop'))) || null;
+  };
+  W.clickStop = () => { const b = W.stopButton(); if (!b) return false; b.click(); return true; };
+  // Notices already shown are not news. `keepAfterLastUser`: a retry that did not send again still wants the
+  // notices that follow its question in the thread.
+  W.mark = (keepAfterLastUser) => {
+    const roots = allRoots();
+    const lastUser = lastOf(deep(sel('user'), roots));
+    W.marked = new WeakMap();
+    for (const el of notices(roots)) {
+      if (keepAfterLastUser && lastUser && precedes(lastUser, el)) continue;
+      W.marked.set(el, squash(labelOf(el)));
+    }
+    report(true);
+    return true;
+  };
+  // Seed 3.6: open the collapsed thinking of the last answer — only a button inside the last assistant turn.
+  W.expandThinking = () => {
+    const { last, lastTurn } = responses(allRoots());
+    const scope = lastTurn || last;
+    if (!scope) return false;
+    for (const s of sel('expandThinking')) {
+      const b = scope.querySelector(s);
+      if (b && hasLabel(b, lab('thinkingDone'))) { b.click(); return true; }
+    }
+    return false;
+  };
+
+  // The answer (seed 3.5 / 4.4): the table's anchors in order; the first whose element holds rendered text wins
+  // (a hidden React page leaves empty list items and paragraphs, whose markdown is only markers).
+  const hasText = (el) => !!el && squash(deepText(el)).length > 0;
+  // Markdown that says something: more than list markers, fences and other syntax.
+  const meaningful = (md) => md.replace(/^\s*([-*+]|\d+\.)\s/gm, '').replace(/[\s#>`|*_~-]/g, '').length > 0;
+  const anchors = {
+    feedback: (roots, last) => {
+      const icons = deep(sel('feedback'), roots).filter((img) => img.getAttribute('alt') === 'thumb_up' && within(img, last));
+      const btn = lastOf(icons) && lastOf(icons).closest('button');
+      const box = btn && btn.parentElement && btn.parentElement.parentElement;
+      return hasText(box) ? toMarkdown(box) : '';
+    },
+    content: (roots, last) => { const c = contentOf(last); return c && c !== last && hasText(c) ? toMarkdown(c) : ''; },
+    paragraphs: (roots, last, lastTurn) => {
+      const scope = lastTurn || last;
+      const ps = Array.from(scope.querySelectorAll('p'));
+      return ps.map((p) => squash(p.innerText || p.textContent)).filter(Boolean).join('\n\n');
+    },
+    turn: (roots, last) => (hasText(last) ? toMarkdown(last) : ''),
+    'aria-live': (roots) => {
+      const regions = deep(['[aria-live="polite"]'], roots).filter(hasText);
+      return regions.length ? toMarkdown(lastOf(regions)) : '';
+    },
+    body: () => {
+      const main = deep(sel('main'), allRoots())[0] || document.body;
+      const text = main.innerText || '';
+      let start = -1;
+      for (const m of lab('answerMarkers')) {
+        const i = text.lastIndexOf(m);
+        if (i >= 0 && i + m.length > start) start = i + m.length;
+      }
+      if (start < 0) return '';
+      let rest = text.slice(start);
+      let cut = rest.length;
+      for (const m of lab('endMarkers')) {
+        const i = rest.indexOf(m);
+        if (i > 10 && i < cut) cut = i; // seed 3.5: a marker in the first 10 characters is part of the answer
+      }
+      return rest.slice(0, cut).trim();
+    },
   };
   W.extract = () => {
-    const roots = [document, ...shadowRoots()];
-    const { last } = lastResponse(roots);
-    if (!last) return { text: '', how: 'none' };
-    // Gemini (seed 4.4): the container found from the feedback icon is preferred, then the response element.
-    const content = contentOf(last, roots);
-    // The converter (markdown.js) is installed in this world just before the watcher.
-    let md = '';
-    const convert = typeof window.__aibMarkdown === 'function' ? window.__aibMarkdown : null;
-    let error = convert ? null : 'no converter';
-    try { md = convert ? convert(content) : ''; } catch (e) { error = String(e); }
-    if (md) return { text: md, how: content === last ? 'response' : 'content' };
-    return { text: deepText(last), how: 'innerText', error };
+    const roots = allRoots();
+    const { last, lastTurn } = responses(roots);
+    convertError = null;
+    for (const how of W.cfg.anchors) {
+      if (!last && how !== 'body') continue;
+      let text = '';
+      try { text = anchors[how](roots, last, lastTurn) || ''; } catch (e) { text = ''; }
+      if (meaningful(text)) return { text, how, error: convertError };
+    }
+    return { text: '', how: 'none', error: convertError };
   };
+
   window.__aibWatcher = W;
   report(true);
   return 'installed';
-})
+}

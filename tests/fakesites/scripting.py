@@ -29,6 +29,10 @@ class ControlError(ValueError):
     """A control request is malformed (HTTP 400)."""
 
 
+NOTICE_PLACES = ("turn", "alert", "toast", "banner")
+LAYOUTS = ("standard", "bare", "divs", "detached", "nofeedback")
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Scripts
 
@@ -46,11 +50,21 @@ class Script:
     chunks: int = 10               # number of streamed chunks
     intervalMs: float = 100.0      # pause between chunks
     firstTokenMs: float = 400.0    # pause between receiving the question and the first chunk (or thinking start)
-    thinking: bool = False         # ChatGPT only: Thinking mode ("Skip thinking" then "Thinking time: Xs")
-    thinkingMs: float = 2000.0     # thinking duration (cut short by a click on "Skip thinking")
-    stuck: bool = False            # stream the text but never finish: the stop button stays forever
+    thinking: bool = False         # think first: ChatGPT "Skip thinking" then "Thinking time: Xs"; Gemini a
+                                   # "Thinking" label in <model-thoughts>, then "Show thinking"
+    thinkingMs: float = 2000.0     # thinking duration (cut short by a click on ChatGPT's "Skip thinking")
+    stuck: bool = False            # stream the text but never finish on this page: the stop button stays
+    hangsOnReload: bool = False    # with stuck: the server hangs too, so a reload shows the partial answer still
+                                   # generating (stop button up); without it the server finished and a reload
+                                   # shows the whole answer
     neverAnswer: bool = False      # accept the question (user turn shows) but never start an answer
     rateLimited: bool = False      # answer with the site's rate-limit message instead
+    notice: str = "turn"           # where the limit shows: "turn" (ChatGPT: an error-styled assistant turn;
+                                   # Gemini: a plain model response), "alert" (role=alert box in the thread),
+                                   # "toast", "banner"
+    siteError: bool = False        # the stream breaks after `errorAfterChunks` chunks: "Something went wrong"
+                                   # with a Retry button (ChatGPT: in the thread; Gemini: an alert)
+    errorAfterChunks: int = 0
 
     @classmethod
     def from_json(cls, data: Any) -> Script:
@@ -77,9 +91,13 @@ class Script:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or value < 0:
                 raise ControlError(f"{name} must be a number >= 0")
-        for name in ("thinking", "stuck", "neverAnswer", "rateLimited"):
+        for name in ("thinking", "stuck", "hangsOnReload", "neverAnswer", "rateLimited", "siteError"):
             if not isinstance(getattr(self, name), bool):
                 raise ControlError(f"{name} must be a boolean")
+        if self.notice not in NOTICE_PLACES:
+            raise ControlError(f"notice must be one of {', '.join(NOTICE_PLACES)}")
+        if not isinstance(self.errorAfterChunks, int) or self.errorAfterChunks < 0:
+            raise ControlError("errorAfterChunks must be an integer >= 0")
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -92,7 +110,14 @@ class PageOptions:
     lang: str = "en"               # "en" | "ja": UI labels, <html lang>, rate-limit text
     login: bool = False            # serve the logged-out page: no input box, a "Log in" button
     slowBootMs: float = 0.0        # the app's boot request is answered this late, so the input box appears late
+    historyDelayMs: float = 0.0    # an existing conversation's turns arrive this late after the input box
     editor: str = "prosemirror"    # ChatGPT only: "prosemirror" (contenteditable div) | "textarea"
+    sendClick: str = "any"         # what the send button answers: "any" click, "trusted" (real mouse) clicks
+                                   # only, or "none" (only Enter sends)
+    layout: str = "standard"       # where the answer text lives, to pin the extraction anchors: ChatGPT
+                                   # "standard" (.markdown), "bare" (no markdown class: <p>s), "divs" (no class,
+                                   # no <p>), "detached" (text outside the turn); Gemini "standard" (feedback
+                                   # icons), "nofeedback", "detached" (an aria-live region outside the response)
 
     @classmethod
     def from_json(cls, data: Any) -> PageOptions:
@@ -107,10 +132,16 @@ class PageOptions:
             raise ControlError("lang must be 'en' or 'ja'")
         if opts.editor not in ("prosemirror", "textarea"):
             raise ControlError("editor must be 'prosemirror' or 'textarea'")
+        if opts.sendClick not in ("any", "trusted", "none"):
+            raise ControlError("sendClick must be 'any', 'trusted' or 'none'")
+        if opts.layout not in LAYOUTS:
+            raise ControlError(f"layout must be one of {', '.join(LAYOUTS)}")
         if not isinstance(opts.login, bool):
             raise ControlError("login must be a boolean")
-        if not isinstance(opts.slowBootMs, (int, float)) or opts.slowBootMs < 0:
-            raise ControlError("slowBootMs must be a number >= 0")
+        for name in ("slowBootMs", "historyDelayMs"):
+            value = getattr(opts, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+                raise ControlError(f"{name} must be a number >= 0")
         return opts
 
     def to_json(self) -> dict:
@@ -288,6 +319,7 @@ class SiteState:
         self.conversations: dict[str, list[dict]] = {}
         self.inflight: dict[str, Generation] = {}
         self.boots: dict[str, float] = {}  # boot token -> delay ms
+        self.history_delays: dict[str, float] = {}  # boot token -> conversation fetch delay ms
         self._seq = 0
 
     # -- control ---------------------------------------------------------------------------------------------
@@ -351,11 +383,15 @@ class SiteState:
                 self.page, self.page_remaining = PageOptions(), None
         token = secrets.token_hex(8)
         self.boots[token] = opts.slowBootMs
+        self.history_delays[token] = opts.historyDelayMs
         self.pages.append({"path": path, "atMs": now_ms(), **opts.to_json(), "boot": token})
         return opts, token
 
     def boot_delay_ms(self, token: str) -> float:
         return self.boots.pop(token, 0.0)
+
+    def history_delay_ms(self, token: str) -> float:
+        return self.history_delays.pop(token, 0.0)
 
     # -- questions -------------------------------------------------------------------------------------------
 
@@ -398,16 +434,27 @@ class SiteState:
         self.inflight[message_id] = gen
         return gen
 
+    def record_answer(self, gen: Generation, text: str, *, in_progress: bool) -> None:
+        """Put (or update) the answer in its conversation, as a reload of the page will show it."""
+        entry = gen.entry
+        convo = self.conversations.get(entry["conversationId"])
+        if convo is None:
+            return
+        msg = {"role": "assistant", "text": text, "messageId": entry["messageId"],
+               "thinkingSeconds": entry["thinkingSeconds"], "inProgress": in_progress}
+        for i, old in enumerate(convo):
+            if old.get("messageId") == entry["messageId"] and old["role"] == "assistant":
+                convo[i] = msg
+                return
+        convo.append(msg)
+
     def finish(self, gen: Generation, status: str) -> None:
         """The stream ended (``complete``/``rate_limited``) or was cut (``disconnected``/``aborted``)."""
         entry = gen.entry
         entry["status"] = status
         if status in ("complete", "rate_limited"):
             entry["streamEndAtMs"] = now_ms()
-            convo = self.conversations.get(entry["conversationId"])
-            if convo is not None:
-                convo.append({"role": "assistant", "text": gen.answer, "messageId": entry["messageId"],
-                              "thinkingSeconds": entry["thinkingSeconds"]})
+            self.record_answer(gen, gen.answer, in_progress=False)
         else:
             self.inflight.pop(entry["messageId"], None)
         # complete answers stay in ``inflight`` until the page reports when its UI went idle

@@ -139,6 +139,12 @@ async def _boot_delay(site: SiteState) -> None:
         await trio.sleep(delay / 1000.0)
 
 
+async def _history_delay(site: SiteState) -> None:
+    delay = site.history_delay_ms(request.args.get("b", ""))
+    if delay > 0:
+        await trio.sleep(delay / 1000.0)
+
+
 async def _thinking(gen: Generation) -> int:
     """Think for ``thinkingMs`` (or until "Skip thinking"); returns the displayed seconds."""
     start = trio.current_time()
@@ -150,11 +156,21 @@ async def _thinking(gen: Generation) -> int:
     return seconds
 
 
+def _hang(site: SiteState, gen: Generation, so_far: str) -> None:
+    """The page's stream hangs here. By default the backend finished (a reload shows the whole answer); with
+    ``hangsOnReload`` the backend hangs too (a reload shows the partial answer, still generating)."""
+    gen.entry["status"] = "stuck"
+    if gen.script.hangsOnReload:
+        site.record_answer(gen, so_far, in_progress=True)
+    else:
+        site.record_answer(gen, gen.answer, in_progress=False)
+
+
 def _close_entry(site: SiteState, gen: Generation, completed: bool) -> None:
     if completed:
         return
     status = gen.entry["status"]
-    if status in ("stuck", "never"):
+    if status in ("stuck", "never", "error"):
         return  # keep the more telling status
     site.finish(gen, "aborted" if gen.aborted.is_set() else "disconnected")
 
@@ -171,7 +187,8 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
         if opts.login:
             return _page("chatgpt/login.html", lang=opts.lang, boot={"locale": opts.lang})
         return _page("chatgpt/index.html", lang=opts.lang,
-                     boot={"locale": opts.lang, "composer": opts.editor, "b": token})
+                     boot={"locale": opts.lang, "composer": opts.editor, "b": token, "sendClick": opts.sendClick,
+                           "layout": opts.layout})
 
     @app.get("/")
     async def home() -> Response:
@@ -196,6 +213,7 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
 
     @app.get("/backend-api/conversation/<conversation_id>")
     async def get_conversation(conversation_id: str) -> Response:
+        await _history_delay(site)
         turns = site.conversations.get(conversation_id)
         if turns is None:
             return _json({"detail": "Can't load conversation " + conversation_id}, 404)
@@ -214,7 +232,7 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
         if script.rateLimited:
             await gen.pause(script.firstTokenMs)
             site.finish(gen, "rate_limited")
-            return _json({"detail": gen.answer, "code": "rate_limit_exceeded",
+            return _json({"detail": gen.answer, "code": "rate_limit_exceeded", "notice": script.notice,
                           "message_id": gen.entry["messageId"]}, 429)
         return Response(_chatgpt_stream(site, gen), content_type="text/event-stream; charset=utf-8",
                         headers={**NO_STORE, "X-Accel-Buffering": "no"})
@@ -256,16 +274,24 @@ async def _chatgpt_stream(site: SiteState, gen: Generation) -> AsyncIterator[byt
             seconds = await _thinking(gen)
             yield _sse({"type": "thinking_end", "seconds": seconds})
         entry["status"] = "streaming"
+        so_far = ""
         for i, piece in enumerate(split_chunks(gen.answer, script.chunks)):
             if i:
                 await gen.pause(script.intervalMs)
             if gen.aborted.is_set():
                 return
+            if script.siteError and i >= script.errorAfterChunks:
+                break
+            so_far += piece
             yield _sse({"type": "delta", "v": piece})
             if i == 0:
                 entry["firstTokenAtMs"] = now_ms()
+        if script.siteError:
+            entry["status"] = "error"
+            yield _sse({"type": "error", "message": "stream interrupted"})
+            return
         if script.stuck:
-            entry["status"] = "stuck"
+            _hang(site, gen, so_far)
             yield _sse({"type": "hang"})
             while not gen.aborted.is_set():
                 await gen.pause(1000)
@@ -290,7 +316,8 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
         opts, token = site.take_page(path)
         if opts.login:
             return _page("gemini/login.html", lang=opts.lang, boot={"hl": opts.lang})
-        return _page("gemini/index.html", lang=opts.lang, boot={"hl": opts.lang, "b": token})
+        return _page("gemini/index.html", lang=opts.lang, boot={"hl": opts.lang, "b": token,
+                                                                "sendClick": opts.sendClick, "layout": opts.layout})
 
     @app.get("/")
     async def root() -> Response:
@@ -319,6 +346,7 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
 
     @app.get("/_/BardChatUi/data/conversation/<conversation_id>")
     async def get_conversation(conversation_id: str) -> Response:
+        await _history_delay(site)
         turns = site.conversations.get(conversation_id)
         if turns is None:
             return _json({"error": "not found"}, 404)
@@ -363,6 +391,16 @@ async def _gemini_stream(site: SiteState, gen: Generation) -> AsyncIterator[byte
             return
         yield _frame({"t": "meta", "conversation": entry["conversationId"], "rid": entry["messageId"]})
         await gen.pause(script.firstTokenMs)
+        if script.rateLimited and script.notice != "turn":
+            # The limit outside any response: an alert in the thread, a toast, a banner. No answer comes.
+            yield _frame({"t": "notice", "place": script.notice, "text": gen.answer})
+            site.finish(gen, "rate_limited")
+            return
+        if script.thinking and not gen.aborted.is_set():
+            entry["status"] = "thinking"
+            yield _frame({"t": "thinking_start"})
+            seconds = await _thinking(gen)
+            yield _frame({"t": "thinking_end", "seconds": seconds})
         entry["status"] = "streaming"
         pieces = [gen.answer] if script.rateLimited else split_chunks(gen.answer, script.chunks)
         so_far = ""
@@ -371,12 +409,18 @@ async def _gemini_stream(site: SiteState, gen: Generation) -> AsyncIterator[byte
                 await gen.pause(script.intervalMs)
             if gen.aborted.is_set():
                 return
+            if script.siteError and i >= script.errorAfterChunks:
+                break
             so_far += piece
-            yield _frame({"t": "text", "text": so_far, "error": script.rateLimited})
+            yield _frame({"t": "text", "text": so_far})
             if i == 0:
                 entry["firstTokenAtMs"] = now_ms()
+        if script.siteError:
+            entry["status"] = "error"
+            yield _frame({"t": "error"})
+            return
         if script.stuck and not script.rateLimited:
-            entry["status"] = "stuck"
+            _hang(site, gen, so_far)
             yield _frame({"t": "hang"})
             while not gen.aborted.is_set():
                 await gen.pause(1000)

@@ -90,7 +90,8 @@ def ask_structured(r: AskResult) -> dict[str, object]:
     out: dict[str, object] = {
         "provider": r.provider.value, "answer": r.answer, "url": r.url, "timings": r.timings.as_json(),
         "retries": r.retries,
-        "completion": {"reason": r.completion_reason, "detectedAtMs": r.detected_at_ms, "thinking": r.thinking}}
+        "completion": {"reason": r.completion_reason, "detectedAtMs": r.detected_at_ms, "thinking": r.thinking,
+                       "extractedBy": r.extracted_by}}
     if r.warnings:
         out["warnings"] = [{"code": w.code, "message": w.message, "debugDump": w.debug_dump} for w in r.warnings]
     return out

@@ -10,7 +10,11 @@
 //     #composer-submit-button: data-testid=send-button (disabled while the editor is empty) or, while an
 //     answer streams, data-testid=stop-button aria-label "Stop generating".
 // Answers stream from POST /backend-api/conversation (SSE). While the document is hidden, answer text is not
-// rendered (elements with data-start/data-end stay empty) until the page becomes visible again.
+// rendered (elements with data-start/data-end stay empty; text already shown is stripped when the page is hidden)
+// and comes back in the first animation frame after the page becomes visible (frames do not run while hidden).
+// Limits show as an error-styled turn, an alert box in the thread, a toast or a banner; a broken stream as an
+// error block with a Retry button. BOOT.layout moves the answer text (to pin extraction anchors), BOOT.sendClick
+// makes the send button ignore untrusted (script) clicks or all clicks.
 
 const BOOT = JSON.parse(document.getElementById('client-bootstrap').textContent);
 const LANG = BOOT.locale === 'ja' ? 'ja' : 'en';
@@ -20,14 +24,14 @@ const T = {
     thinkingTime: (s) => `Thinking time: ${s}s`, placeholder: 'Ask anything', you: 'You said:',
     gpt: 'ChatGPT said:', copy: 'Copy', copyCode: 'Copy code', good: 'Good response', bad: 'Bad response',
     loadError: 'Unable to load conversation', netError: 'Something went wrong while generating the response.',
-    newChat: 'New chat', thoughts: 'Reasoned about the question step by step.',
+    newChat: 'New chat', thoughts: 'Reasoned about the question step by step.', retry: 'Retry',
   },
   ja: {
     send: 'プロンプトを送信する', stop: '生成を停止', skip: '今すぐ回答', thinking: '思考中',
     thinkingTime: (s) => `思考時間: ${s}s`, placeholder: '質問してみましょう', you: 'あなた:',
     gpt: 'ChatGPT:', copy: 'コピーする', copyCode: 'コードをコピーする', good: '良い回答', bad: '悪い回答',
     loadError: '会話を読み込めません', netError: '回答の生成中に問題が発生しました。',
-    newChat: '新しいチャット', thoughts: '質問について段階的に考えました。',
+    newChat: '新しいチャット', thoughts: '質問について段階的に考えました。', retry: '再試行',
   },
 }[LANG];
 
@@ -143,21 +147,28 @@ const CHATGPT_MARKUP = {
   cellClose: (tag) => `</${tag}>`,
 };
 
+const LAYOUT = BOOT.layout || 'standard';
+
 class AssistantTurn {
   constructor(messageId, { error = false } = {}) {
     this.messageId = messageId;
     this.text = '';
     this.stale = false;
-    this.markdown = h('div', { class: 'markdown prose dark:prose-invert wrap-break-word w-full light markdown-new-styling' });
+    // standard: div.markdown.prose; bare: no markdown class; divs: no class and no <p>; detached: the text lives
+    // outside the turn (the turn itself stays empty).
+    const cls = LAYOUT === 'standard' || error
+      ? 'markdown prose dark:prose-invert wrap-break-word w-full light markdown-new-styling' : 'w-full';
+    this.markdown = h('div', { class: cls });
     if (error) this.markdown.classList.add('text-token-text-error');
     this.message = h('div', {
       'data-message-author-role': 'assistant', 'data-message-id': messageId,
       'data-message-model-slug': 'gpt-5', dir: 'auto', class: 'min-h-8 text-message',
-    }, this.markdown);
+    }, LAYOUT === 'detached' && !error ? null : this.markdown);
     this.article = h('article', {
       'data-turn': 'assistant', 'data-testid': `conversation-turn-${++state.turnIndex}`, class: 'w-full',
     }, h('h6', { class: 'sr-only' }, T.gpt), this.message);
     thread.append(this.article);
+    if (LAYOUT === 'detached' && !error) thread.append(this.markdown);
     state.assistantTurns.push(this);
   }
 
@@ -169,14 +180,22 @@ class AssistantTurn {
     // React does not commit text for a background tab: the block elements exist, their text does not.
     const hidden = document.visibilityState === 'hidden';
     this.stale = hidden;
-    this.markdown.innerHTML = renderMarkdown(this.text, { hooks: CHATGPT_MARKUP, blank: hidden });
+    let html = renderMarkdown(this.text, { hooks: CHATGPT_MARKUP, blank: hidden });
+    if (LAYOUT === 'divs') html = html.replace(/<(\/?)p(?=[\s>])/g, '<$1div');
+    this.markdown.innerHTML = html;
+  }
+
+  fail(text) {
+    this.article.append(h('div', { class: 'text-token-text-error border-token-border-error error-block' },
+      h('div', {}, text),
+      h('button', { class: 'btn btn-secondary', type: 'button', onclick: () => {} }, T.retry)));
   }
 
   startThinking() {
     this.status = h('div', { class: 'thinking-status', 'aria-live': 'polite' },
       h('span', { class: 'loading-shimmer' }, T.thinking),
       h('button', { class: 'btn btn-secondary skip-thinking', type: 'button', onclick: () => this.skip() }, T.skip));
-    this.message.insertBefore(this.status, this.markdown);
+    this.message.insertBefore(this.status, this.markdown.parentNode === this.message ? this.markdown : null);
   }
 
   skip() {
@@ -197,8 +216,9 @@ class AssistantTurn {
         details.hidden = open;
       },
     }, h('span', {}, T.thinkingTime(seconds)));
-    this.message.insertBefore(btn, this.markdown);
-    this.message.insertBefore(details, this.markdown);
+    const before = this.markdown.parentNode === this.message ? this.markdown : null;
+    this.message.insertBefore(btn, before);
+    this.message.insertBefore(details, before);
   }
 
   finish() {
@@ -212,10 +232,13 @@ class AssistantTurn {
 }
 
 document.addEventListener('visibilitychange', () => {
-  if (document.visibilityState !== 'visible') return;
-  setTimeout(() => {
+  if (document.visibilityState !== 'visible') {
+    for (const t of state.assistantTurns) t.render();  // hidden: the text nodes go
+    return;
+  }
+  requestAnimationFrame(() => {
     for (const t of state.assistantTurns) if (t.stale) t.render();
-  }, 120);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -248,10 +271,16 @@ function renderButton() {
   } else {
     btn = h('button', {
       id: 'composer-submit-button', type: 'button', 'data-testid': 'send-button', 'aria-label': T.send,
-      class: 'composer-submit-btn', html: ICON_SEND, disabled: !editorText().trim(), onclick: () => send(),
+      class: 'composer-submit-btn', html: ICON_SEND, disabled: !editorText().trim(), onclick: onSendClick,
     });
   }
   sendSlot.replaceChildren(btn);
+}
+
+function onSendClick(ev) {
+  if (BOOT.sendClick === 'none') return;
+  if (BOOT.sendClick === 'trusted' && !ev.isTrusted) return;  // a script's click() is not a user's click
+  send();
 }
 
 function onEditorChange() {
@@ -342,6 +371,23 @@ function showError(text) {
   return turn;
 }
 
+function showLimit(place, text, messageId) {
+  if (place === 'alert') {
+    thread.append(h('div', { role: 'alert', class: 'limit-alert border-token-border-warning' }, text));
+  } else if (place === 'toast') {
+    document.body.append(h('div', { 'data-testid': 'toast-root', class: 'toast-root', role: 'status' },
+      h('div', { class: 'toast' }, text)));
+  } else if (place === 'banner') {
+    const form = document.querySelector('form.composer');
+    form.parentNode.insertBefore(h('div', { 'data-testid': 'usage-limit-banner', class: 'limit-banner' }, text), form);
+  } else {
+    const turn = new AssistantTurn(messageId, { error: true });
+    turn.setText(text);
+    return turn;
+  }
+  return null;
+}
+
 async function send() {
   if (state.streaming) return;
   const question = editorText().trim();   // read at send time: whatever the editor holds now is what is asked
@@ -370,8 +416,7 @@ async function send() {
     });
     if (response.status === 429) {
       const body = await response.json();
-      turn = new AssistantTurn(body.message_id, { error: true });
-      turn.setText(body.detail);
+      turn = showLimit(body.notice, body.detail, body.message_id);
       finish(turn);
       return;
     }
@@ -390,6 +435,11 @@ async function send() {
         case 'thinking_end': turn.endThinking(ev.seconds); break;
         case 'delta': turn.append(ev.v); break;
         case 'hang': state.frozen = true; break;
+        case 'error':
+          finished = true;
+          setStreaming(false);
+          if (turn) turn.fail(T.netError); else showError(T.netError);
+          break;
         case 'done': finish(turn); break;
         default: break;
       }
@@ -411,7 +461,7 @@ async function send() {
 // Boot
 
 async function loadConversation(id) {
-  const r = await fetch('/backend-api/conversation/' + encodeURIComponent(id));
+  const r = await fetch('/backend-api/conversation/' + encodeURIComponent(id) + '?b=' + encodeURIComponent(BOOT.b || ''));
   if (!r.ok) {
     state.conversationId = null;
     history.replaceState({}, '', '/');
@@ -424,7 +474,13 @@ async function loadConversation(id) {
       const t = new AssistantTurn(msg.messageId);
       if (msg.thinkingSeconds) t.endThinking(msg.thinkingSeconds);
       t.setText(msg.text);
-      t.finish();
+      if (msg.inProgress) {
+        // Still generating on the server (and hanging there): the page shows it streaming, for good.
+        setStreaming(true);
+        state.frozen = true;
+      } else {
+        t.finish();
+      }
     }
   }
   return null;

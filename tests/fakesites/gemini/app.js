@@ -14,7 +14,11 @@
 //                      disabled while the editor is empty)
 //           answering: button.send-button.stop (mat-icon[data-mat-icon-name=stop], aria-label "Stop response")
 // Answers stream from POST .../StreamGenerate: ")]}'" then one JSON object per line, each text frame carrying
-// the whole answer so far.
+// the whole answer so far. While the document is hidden no answer text is rendered (text already shown is
+// stripped) until the first animation frame after it is visible again. Thinking shows <model-thoughts> with a
+// "Thinking" label, then a collapsed "Show thinking" button. Limits outside a response show as an alert, a
+// snack-bar toast or a banner; a broken stream as an alert with a Retry button. BOOT.layout and BOOT.sendClick as
+// on the ChatGPT fake.
 
 const BOOT = JSON.parse(document.getElementById('boot-data').textContent);
 const LANG = BOOT.hl === 'ja' ? 'ja' : 'en';
@@ -25,12 +29,14 @@ const T = {
     moreOptions: 'More options', prompt: 'Enter a prompt here',
     placeholder: 'Ask Gemini', youSaid: 'You said', geminiSaid: 'Gemini said', newChat: 'New chat',
     loadError: "Couldn't load this conversation.", netError: 'Something went wrong. Please try again.',
+    thinking: 'Thinking', showThinking: 'Show thinking', retry: 'Retry',
   },
   ja: {
     send: 'プロンプトを送信', stop: '回答を停止', mic: 'マイクを使用', good: '良い回答', bad: '悪い回答',
     copy: '回答をコピー', copyCode: 'コードをコピー', downloadCode: 'コードをダウンロード', moreOptions: 'その他のオプション', prompt: 'ここにプロンプトを入力してください',
     placeholder: 'Gemini に相談', youSaid: 'あなたのプロンプト', geminiSaid: 'Gemini の回答', newChat: 'チャットを新規作成',
     loadError: 'この会話を読み込めませんでした。', netError: '問題が発生しました。もう一度お試しください。',
+    thinking: '思考中', showThinking: '思考プロセスを表示', retry: '再試行',
   },
 }[LANG];
 
@@ -70,7 +76,8 @@ const SHARED_CSS = `
   mat-icon { font-size: 14px; }
 `;
 
-const state = { conversation: null, streaming: false, frozen: false, abort: null };
+const state = { conversation: null, streaming: false, frozen: false, abort: null, responses: [] };
+const LAYOUT = BOOT.layout || 'standard';
 const m = location.pathname.match(/^\/app\/([0-9a-f]+)/i);
 if (m) state.conversation = m[1];
 
@@ -172,33 +179,67 @@ const GEMINI_MARKUP = {
 class ModelResponse extends ShadowElement {
   constructor() {
     super(`.response-container { padding: 8px 0; } .markdown pre { background: #f0f4f9; padding: 12px;
-      border-radius: 12px; overflow: auto; } .response-footer { display: flex; gap: 4px; }`);
+      border-radius: 12px; overflow: auto; } .response-footer { display: flex; gap: 4px; }
+      .thoughts-header { color: #666; } .thoughts-body[hidden] { display: none; }`);
+    this.text = '';
+    this.stale = false;
     this.markdown = h('div', {
       'inline-copy-host': '', class: 'markdown markdown-main-panel enable-updated-hr-color md-content stronger',
-      'aria-live': 'polite', 'aria-busy': 'true', dir: 'ltr',
+      'aria-live': LAYOUT === 'detached' ? null : 'polite', 'aria-busy': 'true', dir: 'ltr',
     });
     // thumb_up -> closest button -> footer -> response-container: the container also holds the text
+    this.content = h('message-content', { class: 'ng-star-inserted' }, this.markdown);
     this.container = h('div', { class: 'response-container' }, h('span', { class: 'sr-only' }, T.geminiSaid),
-      h('message-content', { class: 'ng-star-inserted' }, this.markdown));
+      this.content);
     this.root.append(this.container);
+    state.responses.push(this);
   }
 
-  setText(text, { error = false } = {}) {
+  setText(text) { this.text = text; this.render(); }
+
+  render() {
+    // Like the real app, no answer text is committed while the document is hidden.
+    const hidden = document.visibilityState === 'hidden';
+    this.stale = hidden;
     GEMINI_MARKUP.citations = 0;
-    this.markdown.innerHTML = renderMarkdown(text, { hooks: GEMINI_MARKUP });
-    this.markdown.classList.toggle('error', !!error);
+    const html = renderMarkdown(this.text, { hooks: GEMINI_MARKUP, blank: hidden });
+    if (LAYOUT === 'detached') {
+      if (!this.live) {
+        // The text outside the response element: an aria-live region of the chat history.
+        this.live = h('div', { class: 'live-answer', 'aria-live': 'polite' });
+        this.parentNode.append(this.live);
+      }
+      this.live.innerHTML = html;
+    } else {
+      this.markdown.innerHTML = html;
+    }
+  }
+
+  startThinking() {
+    this.thoughts = document.createElement('model-thoughts');
+    this.thoughts.append(h('div', { class: 'thoughts-header' }, h('span', { class: 'thinking-label' }, T.thinking)));
+    this.container.insertBefore(this.thoughts, this.content);
   }
 
   complete() {
     if (this.footer) return;
     this.markdown.setAttribute('aria-busy', 'false');
-    this.footer = h('div', { class: 'response-footer actions-container' },
+    const feedback = LAYOUT === 'nofeedback' ? [] : [
       h('button', { class: 'feedback-button', 'aria-label': T.good, 'aria-pressed': 'false' }, icon('thumb_up')),
-      h('button', { class: 'feedback-button', 'aria-label': T.bad, 'aria-pressed': 'false' }, icon('thumb_down')),
+      h('button', { class: 'feedback-button', 'aria-label': T.bad, 'aria-pressed': 'false' }, icon('thumb_down'))];
+    this.footer = h('div', { class: 'response-footer actions-container' }, ...feedback,
       h('button', { class: 'copy-button', 'aria-label': T.copy }, icon('content_copy')));
     this.container.append(this.footer);
   }
 }
+
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState !== 'visible') {
+    for (const r of state.responses) r.render();  // hidden: the text nodes go
+    return;
+  }
+  requestAnimationFrame(() => { for (const r of state.responses) if (r.stale) r.render(); });
+});
 
 class ChatHistory extends ShadowElement {
   constructor() {
@@ -227,8 +268,10 @@ class ChatHistory extends ShadowElement {
     return mr;
   }
 
-  notice(text) {
-    this.scroller.append(h('div', { class: 'notice', role: 'alert' }, text));
+  notice(text, retry) {
+    const box = h('div', { class: 'notice', role: 'alert' }, h('span', {}, text));
+    if (retry) box.append(h('button', { class: 'retry-button', onclick: () => {} }, T.retry));
+    this.scroller.append(box);
   }
 }
 
@@ -285,7 +328,11 @@ class InputArea extends ShadowElement {
     const empty = !this.text().trim();
     this.sendButton = h('button', {
       class: 'send-button', 'aria-label': T.send, disabled: empty, 'aria-disabled': empty ? 'true' : 'false',
-      onclick: () => send(),
+      onclick: (ev) => {
+        if (BOOT.sendClick === 'none') return;
+        if (BOOT.sendClick === 'trusted' && !ev.isTrusted) return;  // a script's click() is not a user's click
+        send();
+      },
     }, matIcon('send'));
     this.actions.replaceChildren(
       h('button', { class: 'speech_dictation_mic_button mic-button', 'aria-label': T.mic }, icon('mic')),
@@ -376,7 +423,19 @@ async function send() {
           response = app.history.addModelResponse();
           response.rid = f.rid;
           break;
-        case 'text': response.setText(f.text, { error: f.error }); break;
+        case 'text': response.setText(f.text); break;
+        case 'thinking_start': response.startThinking(); break;
+        case 'thinking_end': response.endThinking(); break;
+        case 'notice':
+          finished = true;
+          setStreaming(false);
+          showLimit(f.place, f.text);
+          break;
+        case 'error':
+          finished = true;
+          setStreaming(false);
+          app.history.notice(T.netError, true);
+          break;
         case 'hang': state.frozen = true; break;
         case 'done':
           finished = true;
@@ -398,8 +457,19 @@ async function send() {
   }
 }
 
+function showLimit(place, text) {
+  if (place === 'toast') {
+    document.body.append(h('mat-snack-bar-container', { class: 'mat-mdc-snack-bar-container' },
+      h('div', { class: 'mat-mdc-snack-bar-label', role: 'status' }, text)));
+  } else if (place === 'banner') {
+    app.root.prepend(h('div', { class: 'limit-banner', 'data-testid': 'limit-banner', role: 'alert' }, text));
+  } else {
+    app.history.notice(text, false);
+  }
+}
+
 async function loadConversation(id) {
-  const r = await fetch('/_/BardChatUi/data/conversation/' + encodeURIComponent(id));
+  const r = await fetch('/_/BardChatUi/data/conversation/' + encodeURIComponent(id) + '?b=' + encodeURIComponent(BOOT.b || ''));
   if (!r.ok) {
     state.conversation = null;
     history.replaceState(null, '', '/app');
@@ -413,7 +483,12 @@ async function loadConversation(id) {
       const mr = app.history.addModelResponse();
       mr.rid = turn.messageId;
       mr.setText(turn.text);
-      mr.complete();
+      if (turn.inProgress) {
+        setStreaming(true);  // still generating on the server, and hanging there
+        state.frozen = true;
+      } else {
+        mr.complete();
+      }
     }
   }
 }

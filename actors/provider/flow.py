@@ -1,0 +1,573 @@
+"""The ask flow (seed 3.1 / 4.1), on a `Page` — the attached tab (tab.py) or a test's fake page:
+
+prepare (navigate if needed, input box, login) → reconnect guard on a freshly loaded page (earlier turns, settle) →
+[retry: look at the conversation first; a question already there is never sent again] → leftover stop button
+(seed 9.3) → type (the table's phases, the whole text verified) → send (click, mouse at the button's centre,
+Enter; each confirmed) → a response starts → completion (the table's rule; limit and error notices end it at once;
+a stall without thinking is stuck) → visible tab → rendered text → extraction (the table's anchors).
+
+Every number comes from the table's `Timeouts`; the ask's deadline bounds the whole flow (`AskBudget`), and the
+stall and no-response thresholds shrink with it so that a stuck page is reported, after at most two retries,
+before the deadline.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+import attrs
+import trio
+
+from supervisor.errors import (
+    InputRejected,
+    LoginRequired,
+    NoResponse,
+    ProviderError,
+    RateLimited,
+    ResponseTimeout,
+    SiteError,
+    StuckError,
+)
+
+from ..protocol.provider import AskPhase
+from .page import Box, Extracted, Notice, NoticeKind, PageState, Predicate
+from .tab import AskMemo, PageTimeout
+from .table import Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch, rate_limit_text
+
+MAX_PARTIAL = 200_000  # characters of partial answer a progress item carries (background jobs keep it)
+LIMIT_ANSWER_CHARS = 500  # a response this short that reads like the limit message is the limit message
+
+
+class Page(Protocol):
+    """What the flow needs of a page. `TabSession` is the real one; tests drive the flow with a fake."""
+
+    fresh: bool
+
+    async def current(self) -> PageState: ...
+    async def wait_for(self, pred: Predicate, timeout_s: float, what: str,
+                       on_state: Callable[[PageState], Awaitable[None]] | None = None) -> PageState: ...
+    async def navigate(self, url: str) -> None: ...
+    async def bring_to_front(self) -> None: ...
+    async def activate_window(self) -> None: ...
+    async def clear(self) -> bool: ...
+    async def fill(self, text: str) -> bool: ...
+    async def insert_text(self, text: str) -> None: ...
+    async def type_keys(self, text: str, newline: Newline) -> None: ...
+    async def input_text(self) -> str: ...
+    async def click_send(self) -> bool: ...
+    async def send_box(self) -> Box | None: ...
+    async def mouse_click(self, box: Box) -> None: ...
+    async def press_enter(self) -> None: ...
+    async def click_stop(self) -> bool: ...
+    async def mark_notices(self, keep_after_last_user: bool) -> None: ...
+    async def expand_thinking(self) -> bool: ...
+    async def extract(self) -> Extracted: ...
+
+
+class Stage(enum.Enum):
+    """Where the flow is: names the state an ask ends in when its deadline comes."""
+
+    PREPARING = "preparing the page"
+    TYPING = "typing the question"
+    SENDING = "sending the question"
+    WAITING = "waiting for the answer to start"  # sent, no response yet
+    ANSWERING = "answering"
+    EXTRACTING = "reading the answer"
+
+
+class StuckKind(enum.StrEnum):
+    LEFTOVER_STOP = "stop button"  # an earlier answer's stop button never went (seed 9.3)
+    NO_RESPONSE = "no response"  # sent, and no response started
+    STALLED = "stalled"  # stop button up, no thinking, no new text
+
+
+class Stuck(StuckError):
+    """A stuck page: the actor retries it (fresh tab connection, re-delivered ask) while the budget allows."""
+
+    def __init__(self, message: str, kind: StuckKind, *, partial: str | None = None) -> None:
+        super().__init__(message, partial=partial)
+        self.kind = kind
+
+
+@attrs.frozen
+class AskBudget:
+    """The ask's deadline (trio time) and which attempt this is."""
+
+    deadline: float
+    attempt: int  # 1 = the first try
+    max_attempts: int
+
+    def remaining(self) -> float:
+        return max(0.0, self.deadline - trio.current_time())
+
+    def share(self, cap: float, floor: float, reserve: float) -> float:
+        """A threshold for this attempt: `cap`, or less so that this attempt and every one still to come (each
+        keeping `reserve` for its reload, typing and first token) fit before the deadline; never below `floor`."""
+        left = max(1, self.max_attempts - self.attempt + 1)
+        fair = (self.remaining() - reserve * left) / left
+        return max(floor, min(cap, fair))
+
+
+@attrs.define
+class Outcome:
+    answer: str
+    url: str
+    reason: str
+    extracted_by: str
+    thinking: bool
+    detected_ms: float
+    resumed: bool  # a retry found the question already sent and read its answer
+
+
+def squash(text: str) -> str:
+    """Whitespace removed: how typed text is compared with what the editor shows (line breaks become paragraphs)."""
+    return re.sub(r"\s+", "", text)
+
+
+def question_shown(question: str, last_user: str) -> bool:
+    """Is the last user message of the conversation this question? (The watcher sends its first 300 characters,
+    perhaps behind a "You said" label.)"""
+    want = squash(question)[:200]
+    return bool(want) and want in squash(last_user)
+
+
+def normalize(text: str) -> str:
+    """Seed 3.4 / 4.4 clean-up outside fenced code: drop Thinking-time button text (a plain-text fallback can carry
+    it), trailing spaces and extra blank lines. Code is returned as written (two blank lines between functions)."""
+    drop = re.compile(r"^(Thinking time[:：]?\s*[\dms ]+|思考時間[:：]\s*[\d分秒ms ]+|Thought for .+)$")
+    out: list[str] = []
+    fence = ""
+    for line in text.replace("\r\n", "\n").split("\n"):
+        opener = re.match(r"^\s*(`{3,}|~{3,})", line)
+        if fence:
+            out.append(line)
+            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence) \
+                    and not line.strip().strip(fence[0]):
+                fence = ""
+            continue
+        if opener:
+            fence = opener.group(1)
+        elif drop.match(line.strip()):
+            continue
+        elif not line.strip() and out and not out[-1].strip():
+            continue  # one blank line between blocks is enough
+        out.append(line.rstrip())
+    return "\n".join(out).strip()
+
+
+def is_suspicious(answer: str, question: str) -> bool:
+    """Seed 10.5's heuristic. It only ever adds a warning: it misfires on ordinary questions."""
+    trimmed = answer.strip()
+    if not trimmed:
+        return True
+    if question.strip() == "OK":
+        return False
+    if re.search(r"\d", question) and not re.search(r"\d", trimmed):
+        return True
+    return bool(re.fullmatch(r"ok", trimmed, re.IGNORECASE))
+
+
+def notice_error(table: ProviderTable, notice: Notice, partial: str | None = None) -> ProviderError:
+    """A limit or error notice: the ask ends, and the question is never sent again."""
+    if notice.kind is NoticeKind.RATE_LIMIT:
+        return RateLimited(f"{table.title} says you reached its limit: “{notice.text}”",
+                           hint="Wait until the limit resets, or ask the other provider. ai-bridge did not send the "
+                           "question again.", partial=partial)
+    return SiteError(f"{table.title} showed an error: “{notice.text}”",
+                     hint=f"Retry later, or open {table.home_url} to see the page; ai-bridge did not send the "
+                     "question again.", partial=partial)
+
+
+Progress = Callable[[AskPhase, int, str], None]
+
+
+class AskFlow:
+    """One attempt of one ask on one page."""
+
+    def __init__(self, page: Page, table: ProviderTable, timeouts: Timeouts, *, question: str, new_chat: bool,
+                 session_url: str | None, budget: AskBudget, memo: AskMemo, progress: Progress,
+                 log: logging.Logger, dump: Callable[[str], Awaitable[str]]) -> None:
+        self.page = page
+        self.t = table
+        self.to = timeouts
+        self.question = question
+        self.new_chat = new_chat
+        self.session_url = session_url
+        self.budget = budget
+        self.memo = memo
+        self.progress = progress
+        self.log = log
+        self.dump = dump  # (why) -> where the debug dump went
+        self.stage = Stage.PREPARING
+        self.chars = 0
+        self.stop_shown = False  # in the last state seen
+        self.last_change = trio.current_time()  # when the answer last changed (or the page was thinking)
+        self.marks: dict[str, float] = {}
+        self.type_phase: TypePhase | None = None
+        self.send_method = ""
+
+    def mark(self, name: str) -> None:
+        self.marks[name] = trio.current_time()
+
+    def conversation(self, url: str | None) -> bool:
+        return url is not None and re.match(self.t.conversation_re, url) is not None
+
+    # -- the attempt ------------------------------------------------------------------------------------------------
+
+    async def run(self) -> Outcome:
+        st = await self.prepare()
+        resume = self.budget.attempt > 1 and self.memo.sent and question_shown(self.question, st.last_user)
+        if resume:
+            # Never send a question twice: it is in the conversation, so wait for (or read) its answer.
+            self.log.info("%s: the question is already in the conversation; reading its answer instead of "
+                          "sending it again", self.t.title)
+            initial_assistant = st.assistant_count - (1 if st.answered else 0)
+            await self.page.mark_notices(True)
+            self.mark("wait_input")
+            self.mark("input")
+            self.mark("send")
+        else:
+            if st.stop:
+                await self.stuck_check()
+            st = await self.page.current()
+            initial_user, initial_assistant = st.user_count, st.assistant_count
+            self.mark("wait_input")
+            self.stage = Stage.TYPING
+            self.progress(AskPhase.TYPING, 0, "")
+            self.type_phase = await self.type_question()
+            self.mark("input")
+            self.stage = Stage.SENDING
+            self.send_method = await self.send(initial_user)
+            self.mark("send")
+        st = await self.page.current()
+        if self.conversation(st.url):
+            self.memo.url = st.url
+        self.stage = Stage.WAITING
+        self.progress(AskPhase.SENT, 0, "")
+        return await self.answer(initial_assistant, resume)
+
+    async def prepare(self) -> PageState:
+        st = await self.page.current()
+        target = self.target(st)
+        if target is not None:
+            await self.page.navigate(target)
+        try:
+            st = await self.page.wait_for(lambda s: s.ready == "complete" and (s.input_found or s.login),
+                                          self.to.input_s, "the input box")
+        except PageTimeout:
+            await self.dump("no-input")
+            raise InputRejected(f"the {self.t.title} input box did not appear within {self.to.input_s:g}s",
+                                hint="Check the tab with take_cdp_snapshot; the site may be down or changed."
+                                ) from None
+        if st.login and not st.input_found:
+            raise LoginRequired(f"{self.t.title} needs you to log in",
+                                hint=f"Open {self.t.home_url} in the browser ai-bridge uses, log in, then retry.")
+        if self.page.fresh:
+            await self.guard(st)
+            self.page.fresh = False
+        return await self.page.current()
+
+    def target(self, st: PageState) -> str | None:
+        """Where the attempt starts: the conversation a retry's question went to; a new chat; this project's
+        conversation; after a stuck attempt, a fresh load of the page."""
+        retry = self.budget.attempt > 1
+        if retry and self.memo.sent and self.conversation(self.memo.url):
+            return self.memo.url
+        if self.new_chat:
+            return self.t.home_url
+        if self.conversation(self.session_url) and (retry or self.session_url != st.url):
+            return self.session_url
+        if retry:
+            return st.url if st.url.startswith(self.t.home_url.rstrip("/")) else self.t.home_url
+        return None
+
+    async def guard(self, st: PageState) -> None:
+        """Seed v2.0.10's reconnect guard, on every freshly loaded page however it was opened: an existing
+        conversation's turns arrive after the input box (SPA), so wait for them and for the counts to settle before
+        counting — else old turns pass for the new answer."""
+        if self.conversation(st.url):
+            try:
+                await self.page.wait_for(lambda s: s.user_count > 0, self.to.earlier_turns_s, "earlier turns")
+            except PageTimeout:
+                self.log.warning("%s: the conversation showed no earlier turns after %gs", self.t.title,
+                                 self.to.earlier_turns_s)
+        await self.settle()
+
+    async def settle(self) -> None:
+        """Counts unchanged for `settle_s` (replaces the seed's fixed 500 ms; only after a load)."""
+        give_up = trio.current_time() + self.to.settle_max_s
+        key: tuple[int, int, int] | None = None
+        while trio.current_time() < give_up:
+            st = await self.page.current()
+            now_key = (st.user_count, st.assistant_count, st.last_len)
+            if now_key == key:
+                return
+            key = now_key
+            try:
+                await self.page.wait_for(lambda s: (s.user_count, s.assistant_count, s.last_len) != now_key,  # noqa: B023
+                                         self.to.settle_s, "settled counts")
+            except PageTimeout:
+                return
+
+    async def stuck_check(self) -> None:
+        """Seed 9.3 (and Gemini's pre-ask stop check): a stop button left over from an earlier answer must go."""
+        try:
+            await self.page.wait_for(lambda s: not s.stop, self.to.stuck_check_s, "the leftover stop button")
+        except PageTimeout:
+            raise Stuck(f"{self.t.title} is stuck: an earlier answer's stop button did not go away within "
+                        f"{self.to.stuck_check_s:g}s", StuckKind.LEFTOVER_STOP) from None
+
+    # -- typing and sending -----------------------------------------------------------------------------------------
+
+    async def type_question(self) -> TypePhase:
+        """Seed 5.1 / 5.2: the table's phases in order, each verified against the whole question."""
+        want = squash(self.question)
+        for phase in self.t.type_phases:
+            await self.page.clear()
+            match phase:
+                case TypePhase.JS:
+                    await self.page.fill(self.question)
+                case TypePhase.INSERT_TEXT:
+                    await self.page.insert_text(self.question)
+                case TypePhase.KEYS:
+                    await self.page.type_keys(self.question, self.t.newline)
+            got = squash(await self.page.input_text())
+            if want in got:
+                return phase
+            self.log.warning("%s: the input box shows %d of %d characters after the %s phase; trying the next",
+                             self.t.title, len(got), len(want), phase.value)
+        await self.page.clear()
+        raise InputRejected(f"{self.t.title} did not accept the typed question",
+                            hint="The page layout may have changed; take_cdp_snapshot shows what the page looks "
+                            "like.")
+
+    async def send(self, initial_user: int) -> str:
+        """Seed 6: click, then a mouse event at the button's centre, then Enter — each confirmed by the question
+        leaving the input box or appearing as a user message; the next is tried only when the page shows neither,
+        so a question is never sent twice."""
+        try:
+            await self.page.wait_for(lambda s: not s.stop and s.send_found and s.send_enabled,
+                                     self.to.send_button_s, "an enabled send button")
+        except PageTimeout as exc:
+            if exc.state is not None and exc.state.stop:
+                raise Stuck(f"{self.t.title} kept a stop button up for {self.to.send_button_s:g}s; the question "
+                            "was not sent", StuckKind.LEFTOVER_STOP) from None
+            self.log.warning("%s: no enabled send button; trying the mouse and Enter", self.t.title)
+        await self.page.mark_notices(False)
+
+        def sent(s: PageState) -> bool:
+            return s.user_count > initial_user
+
+        def taken(s: PageState) -> bool:
+            return sent(s) or s.input_empty or s.stop
+
+        async def mouse() -> bool:
+            box = await self.page.send_box()
+            if box is None:
+                return False
+            await self.page.mouse_click(box)
+            return True
+
+        async def enter() -> bool:
+            await self.page.press_enter()
+            return True
+
+        methods: tuple[tuple[str, Callable[[], Awaitable[bool]]], ...] = (
+            ("click", self.page.click_send), ("mouse", mouse), ("enter", enter))
+        for name, action in methods:
+            self.memo.sent = True  # from the first action on, the question may be in the conversation
+            if not await action():
+                continue
+            try:
+                st = await self.page.wait_for(taken, self.to.send_confirm_s, f"the {name} to send")
+            except PageTimeout:
+                self.log.warning("%s: the %s did not send the question; trying the next way", self.t.title, name)
+                continue
+            if not sent(st):
+                try:  # the site took it: its user message is on the way
+                    await self.page.wait_for(sent, self.to.user_message_s, "the user message")
+                except PageTimeout:
+                    await self.dump("send-timeout")
+                    raise InputRejected(f"{self.t.title} took the question but showed no user message within "
+                                        f"{self.to.user_message_s:g}s", hint="See the debug dump in the state dir."
+                                        ) from None
+            return name
+        await self.dump("send-timeout")
+        raise InputRejected(f"{self.t.title} did not take the question (click, mouse and Enter all failed)",
+                            hint="The send button may have changed; see the debug dump in the state dir.")
+
+    # -- the answer -------------------------------------------------------------------------------------------------
+
+    async def answer(self, initial_assistant: int, resumed: bool) -> Outcome:
+        sent_t = trio.current_time()
+        saw_stop = resumed  # a resumed answer was seen starting by the attempt that sent it
+        thinking_seen = False
+        key: tuple[int, int, str] | None = None
+        last_change = sent_t
+        last_progress = -1e9
+        page = self.page
+
+        def watch(s: PageState) -> Watch:
+            now = trio.current_time()
+            return Watch(initial_assistant, saw_stop, now - sent_t, now - last_change)
+
+        async def on_state(s: PageState) -> None:
+            nonlocal saw_stop, thinking_seen, key, last_change, last_progress
+            now = trio.current_time()
+            saw_stop = saw_stop or s.stop
+            if s.thinking:
+                thinking_seen = True
+                last_change = now  # a thinking page is never stuck
+            if self.conversation(s.url):
+                self.memo.url = s.url  # where a retry finds the question (a new chat gets its URL late)
+            k = (s.assistant_count, s.last_len, s.last_head)
+            if k != key:
+                key, last_change = k, now
+            self.last_change, self.stop_shown = last_change, s.stop
+            started = s.assistant_count > initial_assistant
+            if started and self.stage is Stage.WAITING:
+                self.stage = Stage.ANSWERING
+            self.chars = s.last_len if started else 0
+            if started and now - last_progress >= self.to.progress_every_s:
+                last_progress = now
+                if s.thinking and s.last_len == 0:
+                    self.progress(AskPhase.THINKING, 0, "")
+                elif s.last_len > 0:
+                    try:
+                        partial = (await page.extract()).text
+                    except ProviderError:
+                        partial = ""
+                    self.progress(AskPhase.ANSWERING, s.last_len, partial[-MAX_PARTIAL:])
+
+        # A response starts (seed: new assistant/model response within 30 s), or a notice ends the ask.
+        new_response_s = self.budget.share(self.to.new_response_s, self.to.min_stall_s, self.to.attempt_reserve_s)
+        st: PageState | None = None
+        while st is None:
+            try:
+                st = await page.wait_for(lambda s: s.assistant_count > initial_assistant or s.notice is not None,
+                                         new_response_s, "a response", on_state)
+            except PageTimeout as exc:
+                if exc.state is not None and exc.state.thinking:
+                    continue  # thinking before the response shows: never stuck
+                await self.dump("no-response")
+                raise Stuck(f"{self.t.title} did not start answering within {new_response_s:.3g}s "
+                            "(stuck: no response)", StuckKind.NO_RESPONSE) from None
+        if st.notice is not None:
+            raise notice_error(self.t, st.notice)
+
+        stall_s = self.budget.share(self.to.stall_s, self.to.min_stall_s, self.to.attempt_reserve_s)
+        reason = ""
+
+        def complete(s: PageState) -> bool:
+            nonlocal reason
+            if s.notice is not None:
+                return True
+            if s.stop and not s.thinking and trio.current_time() - last_change >= stall_s:
+                raise Stuck(f"{self.t.title} stopped making progress: the stop button stayed for {stall_s:.3g}s "
+                            "with no new text (stuck: stop button)", StuckKind.STALLED)
+            fired: Completion = self.t.completion(s, watch(s))
+            reason = fired.reason
+            return fired.done
+
+        try:
+            st = await page.wait_for(complete, self.budget.remaining() + 1, "completion", on_state)
+        except Stuck as exc:
+            exc.partial = await self.partial()
+            await self.dump("stalled")
+            raise
+        if st.notice is not None:
+            raise notice_error(self.t, st.notice, await self.partial())
+        detected_ms = trio_wall_ms()
+        self.stage = Stage.EXTRACTING
+        self.mark("response")
+        self.progress(AskPhase.EXTRACTING, st.last_len, "")
+        got = await self.read(st)
+        if got.error:
+            self.log.warning("%s: markdown conversion failed, answer taken as plain text: %s", self.t.title, got.error)
+        answer = normalize(got.text)
+        if len(answer) <= LIMIT_ANSWER_CHARS and rate_limit_text(self.t, answer):
+            raise RateLimited(f"{self.t.title} says you reached its limit: “{answer[:300]}”",
+                              hint="Wait until the limit resets, or ask the other provider. ai-bridge did not send "
+                              "the question again.")
+        return Outcome(answer, (await page.current()).url, reason or "resumed", got.how,
+                       thinking_seen or st.thinking_done, detected_ms, resumed)
+
+    async def read(self, st: PageState) -> Extracted:
+        """The answer's text: a hidden tab is brought to the front first (a hidden React page renders no text,
+        seed 13 problem 4), then the rendered text (seed 3.5's 120 s wait), thinking expanded (seed 3.6)."""
+        if not st.visible:
+            await self.make_visible()
+        if st.thinking_done:
+            await self.page.expand_thinking()
+        got = await self.page.extract()
+        if got.text.strip():
+            return got
+        try:
+            await self.page.wait_for(lambda s: s.last_len > 0 and not s.thinking,
+                                     min(self.to.text_render_s, self.budget.remaining() + 1), "the answer's text")
+        except PageTimeout:
+            self.log.warning("%s: no answer text rendered within %gs", self.t.title, self.to.text_render_s)
+        return await self.page.extract()
+
+    async def make_visible(self) -> None:
+        await self.page.bring_to_front()
+        try:
+            await self.page.wait_for(lambda s: s.visible, self.to.visible_s, "a visible tab")
+            return
+        except PageTimeout:
+            pass
+        # A minimized window stays hidden after Page.bringToFront: focus the window through the extension.
+        await self.page.activate_window()
+        try:
+            await self.page.wait_for(lambda s: s.visible, self.to.visible_s, "a visible tab")
+        except PageTimeout:
+            self.log.warning("%s: the tab stays hidden; its answer text may not render", self.t.title)
+
+    async def partial(self) -> str | None:
+        """The answer text so far (best effort, for an error that ends the ask)."""
+        try:
+            with trio.move_on_after(self.to.script_s):
+                text = normalize((await self.page.extract()).text)
+                return text or None
+        except ProviderError:
+            return None
+        return None
+
+    # -- the deadline -----------------------------------------------------------------------------------------------
+
+    async def on_deadline(self, timeout_s: float) -> ProviderError:
+        """The error for an ask whose deadline came: it names the last state seen and carries the partial answer;
+        Stop has been clicked. Runs shielded and bounded by the caller."""
+        clicked = False
+        partial = None
+        if self.stage in (Stage.WAITING, Stage.ANSWERING, Stage.EXTRACTING):
+            clicked = await self.page.click_stop()
+            partial = await self.partial()
+        stop = " (clicked Stop)" if clicked else ""
+        stalled = self.stop_shown and trio.current_time() - self.last_change >= self.to.min_stall_s
+        if self.memo.stuck is not None and (self.stage in (Stage.PREPARING, Stage.TYPING) or stalled):
+            return StuckError(f"{self.t.title} was still stuck ({self.memo.stuck}) when the {timeout_s:g}s "
+                              "deadline came", hint="Reload the tab or start a new chat (new_chat: true).",
+                              partial=partial)
+        if self.stage is Stage.WAITING:
+            return NoResponse(f"{self.t.title} did not start answering before the {timeout_s:g}s deadline{stop}",
+                              hint="The site may be overloaded; retry later or raise timeout_s.", partial=partial)
+        if self.stage in (Stage.ANSWERING, Stage.EXTRACTING):
+            return ResponseTimeout(f"{self.t.title} did not finish answering within {timeout_s:g}s "
+                                   f"({self.chars} characters received){stop}",
+                                   hint="Raise timeout_s for long answers; the partial answer is attached.",
+                                   partial=partial)
+        return ResponseTimeout(f"the {timeout_s:g}s deadline came while {self.stage.value}; the question was not "
+                               "sent" if not self.memo.sent else f"the {timeout_s:g}s deadline came while "
+                               f"{self.stage.value}", hint="Raise timeout_s, or check the tab with "
+                               "take_cdp_snapshot.")
+
+
+def trio_wall_ms() -> float:
+    """Wall clock ms: the fakes stamp their own completion on the same clock (detection latency)."""
+    return time.time() * 1000

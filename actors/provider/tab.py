@@ -1,0 +1,475 @@
+"""The tab session: which tab a provider drives (only tabs ai-bridge opened, unless `use_open_tabs`), the lease and
+the debugger attach, our isolated world with the watcher, the watcher's reports as `PageState`, and the page
+actions the ask flow and inspection use. Built on `actors/cdp.py`; page scripts are the .js files beside this one,
+called with their arguments as values (`Runtime.callFunctionOn`), never spliced into source.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import attrs
+import trio
+
+from supervisor.errors import BadExtensionReply, BridgeError, CdpError, TabClosed
+
+from ..cdp import CdpTab, Extension, Relay, TabInfo
+from ..protocol.common import JSON, JSONObject
+from ..protocol.relay import TabEvent, TabEventKind
+from ..protocol.session_store import SessionEntry
+from .page import BadPageReport, Box, Extracted, PageState, Predicate
+from .table import Newline, ProviderTable, Timeouts
+
+HERE = Path(__file__).parent
+WORLD = "ai-bridge"
+
+
+def _script(name: str) -> str:
+    return (HERE / name).read_text(encoding="utf-8")
+
+
+WATCHER = _script("watcher.js")
+# The answer converter (window.__aibMarkdown): vendored Turndown + GFM plugin and our rules, in one function scope.
+MARKDOWN = "function installMarkdown() {\n" + ";\n".join(
+    _script(name) for name in ("vendor/turndown.js", "vendor/turndown-plugin-gfm.js", "markdown.js")) + "\n}"
+MARKDOWN_SOURCE = f"({MARKDOWN})();"  # the same as a script, for tests that load the converter into a bare page
+CALL = _script("call.js")
+DOM = _script("dom.js")
+FACTS = _script("page_facts.js")
+
+
+class TabGone(Exception):
+    """The tab's connection broke (closed, detached, extension gone)."""
+
+
+class PageTimeout(Exception):
+    """A wait on the page state ran out: carries what was awaited and the last state seen."""
+
+    def __init__(self, what: str, state: PageState | None) -> None:
+        super().__init__(what)
+        self.what = what
+        self.state = state
+
+
+@attrs.define
+class AskMemo:
+    """What an ask's earlier attempt did, for its retry (a retry runs in a restarted actor)."""
+
+    sent: bool = False  # a send action was made: the question may be in the conversation
+    url: str | None = None  # the conversation the question went to, as last seen
+    stuck: str | None = None  # why the last attempt was stuck
+
+
+@attrs.define
+class ProviderMemory:
+    """A provider's state that outlives restarts of its actor (the supervision tree holds it, as mailboxes are):
+    the tabs ai-bridge opened, and what running asks already did."""
+
+    our_tabs: dict[int, int | None] = attrs.field(factory=dict)  # tab id → its window id (ids restart with Chrome)
+    asks: dict[str, AskMemo] = attrs.field(factory=dict)
+
+    def memo(self, ask_id: str) -> AskMemo:
+        return self.asks.setdefault(ask_id, AskMemo())
+
+
+def now_ms() -> float:
+    return time.time() * 1000
+
+
+class TabSession:
+    """One attached provider tab: our isolated world and watcher in its current document, and its state."""
+
+    def __init__(self, relay: Relay, tab_id: int, table: ProviderTable, timeouts: Timeouts, binding: str,
+                 log: logging.Logger) -> None:
+        self.tab = CdpTab(relay, tab_id)
+        self.tab_id = tab_id
+        self.t = table
+        self.to = timeouts
+        self.binding = binding
+        self.log = log
+        self.context_id: int | None = None
+        self.state: PageState | None = None
+        self.changed = trio.Event()
+        self.broken: str | None = None
+        self.fresh = True  # a document not yet through the reconnect guard (see AskFlow.guard)
+        self._send, self.events = trio.open_memory_channel[TabEvent](1000)
+        self._bad_reports = 0
+
+    # -- lifetime ----------------------------------------------------------------------------------------------------
+
+    async def open(self, nursery: trio.Nursery) -> None:
+        await self.tab.subscribe(("Runtime.bindingCalled",), self._send)
+        nursery.start_soon(self._pump)
+        await self.install()
+
+    async def close(self) -> None:
+        self.broken = self.broken or "dropped"
+        self._wake()
+        with trio.move_on_after(2):
+            try:
+                await self.tab.unsubscribe()
+            except BridgeError:
+                pass
+
+    async def healthy(self) -> bool:
+        if self.broken:
+            return False
+        try:
+            with trio.fail_after(self.to.health_check_s):
+                await self.tab.evaluate("1", timeout_s=self.to.health_check_s)
+            return True
+        except (BridgeError, trio.TooSlowError):
+            return False
+
+    async def install(self) -> None:
+        """Create our isolated world in the current document, bind it, and start the watcher there."""
+        tree = await self.tab.send("Page.getFrameTree")
+        frame_tree = tree.get("frameTree")
+        frame = frame_tree.get("frame") if isinstance(frame_tree, dict) else None
+        frame_id = frame.get("id") if isinstance(frame, dict) else None
+        if not isinstance(frame_id, str):
+            raise BadExtensionReply(f"Page.getFrameTree: no frame id in {str(tree)[:200]}")
+        world = await self.tab.send("Page.createIsolatedWorld", {"frameId": frame_id, "worldName": WORLD})
+        context_id = world.get("executionContextId")
+        if not isinstance(context_id, int):
+            raise BadExtensionReply(f"Page.createIsolatedWorld: no executionContextId in {str(world)[:200]}")
+        # The binding goes into our isolated world only (by context id): the page's own scripts never see it.
+        # (Through chrome.debugger a name-scoped binding does not reach an isolated world, and an unscoped one
+        # would land in the page's main world.) A new document means a new world, so this runs after every load.
+        await self.tab.send("Runtime.addBinding", {"name": self.binding, "executionContextId": context_id})
+        cfg: JSON = json.loads(json.dumps(self.t.watcher_config()))
+        await self.tab.call(MARKDOWN, context_id=context_id, timeout_s=self.to.script_s)
+        await self.tab.call(WATCHER, cfg, self.binding, context_id=context_id, timeout_s=self.to.script_s)
+        self.context_id = context_id
+        self.fresh = True
+
+    async def _pump(self) -> None:
+        """Route the tab's events: watcher reports update the state; close/detach break the session."""
+        async for ev in self.events:
+            if ev.kind is TabEventKind.CDP and ev.method == "Runtime.bindingCalled":
+                params = ev.params
+                if params.get("name") != self.binding or params.get("executionContextId") != self.context_id:
+                    continue  # an earlier world's watcher (before a reload or a re-attach)
+                payload = params.get("payload")
+                if isinstance(payload, str):
+                    self._take(payload)
+            elif ev.kind in (TabEventKind.TAB_CLOSED, TabEventKind.DETACHED, TabEventKind.DISCONNECTED):
+                self.broken = {TabEventKind.TAB_CLOSED: "the tab was closed",
+                               TabEventKind.DETACHED: "the debugger was detached",
+                               TabEventKind.DISCONNECTED: "the browser extension disconnected"}[ev.kind]
+                self._wake()
+                return
+            if self.broken:
+                return
+
+    def _take(self, payload: str) -> None:
+        try:
+            state = PageState.parse(json.loads(payload))
+        except (ValueError, RecursionError) as exc:  # BadPageReport is a ValueError, as is bad JSON
+            self._bad_reports += 1
+            if self._bad_reports in (1, 100):
+                self.log.warning("%s: ignoring a malformed watcher report: %s", self.t.title, exc)
+            return
+        self._set(state)
+
+    def _set(self, state: PageState) -> None:
+        self.state = state
+        self._wake()
+
+    def _wake(self) -> None:
+        self.changed.set()
+        self.changed = trio.Event()
+
+    # -- page scripts ------------------------------------------------------------------------------------------------
+
+    async def act(self, name: str, *args: JSON, timeout_s: float | None = None) -> JSON:
+        """Call one watcher action (watcher.js) in our world; a new document (no world, no watcher) gets them again
+        first."""
+        for attempt in range(2):
+            if self.context_id is None:
+                await self.install()
+            assert self.context_id is not None
+            try:
+                return await self.tab.call(CALL, name, *args, context_id=self.context_id,
+                                           timeout_s=timeout_s or self.to.script_s)
+            except CdpError as exc:
+                text = str(exc).lower()
+                if attempt or not ("context" in text or "watcher missing" in text):
+                    raise
+                self.context_id = None  # the document changed under us
+        raise AssertionError("unreachable")
+
+    async def script(self, source: str, *args: JSON) -> JSON:
+        """A standalone page script (dom.js, page_facts.js), run in our world."""
+        if self.context_id is None:
+            await self.install()
+        assert self.context_id is not None
+        try:
+            return await self.tab.call(source, *args, context_id=self.context_id, timeout_s=self.to.script_s)
+        except CdpError as exc:
+            if "context" not in str(exc).lower():
+                raise
+        await self.install()
+        assert self.context_id is not None
+        return await self.tab.call(source, *args, context_id=self.context_id, timeout_s=self.to.script_s)
+
+    # -- the page state ----------------------------------------------------------------------------------------------
+
+    async def refresh(self) -> PageState:
+        """Read the state directly (safety net, and right after a navigation)."""
+        raw = await self.act("state")
+        try:
+            state = PageState.parse(_stamped(raw))
+        except BadPageReport as exc:
+            raise BadExtensionReply(f"the {self.t.title} page state is malformed: {exc}") from exc
+        self._set(state)
+        return state
+
+    async def current(self) -> PageState:
+        return self.state if self.state is not None else await self.refresh()
+
+    async def wait_for(self, pred: Predicate, timeout_s: float, what: str,
+                       on_state: Callable[[PageState], Awaitable[None]] | None = None) -> PageState:
+        """Until `pred(state)` holds: woken by watcher reports, with a slow poll as the safety net (a report lost,
+        or a condition that turns true with time alone). Raises `PageTimeout` naming `what`, `TabGone`."""
+        deadline = trio.current_time() + timeout_s
+        state = await self.current()
+        while True:
+            if self.broken:
+                raise TabGone(self.broken)
+            state = self.state or state
+            if on_state is not None:
+                await on_state(state)
+            if pred(state):
+                return state
+            now = trio.current_time()
+            if now >= deadline:
+                raise PageTimeout(what, state)
+            changed = self.changed
+            with trio.move_on_after(min(self.to.safety_poll_s, deadline - now)):
+                await changed.wait()
+                continue
+            if trio.current_time() < deadline:
+                await self.refresh()
+
+    # -- navigation and visibility -----------------------------------------------------------------------------------
+
+    async def navigate(self, url: str) -> None:
+        self.log.info("%s: opening %s", self.t.title, url)
+        self.state = None
+        self.context_id = None
+        await self.tab.send("Page.navigate", {"url": url})
+        with trio.fail_after(self.to.page_load_s):
+            while True:
+                try:
+                    ready = await self.tab.evaluate("location.href !== 'about:blank' && document.readyState",
+                                                    timeout_s=5)
+                except CdpError:
+                    ready = None  # between documents
+                if ready == "complete":
+                    break
+                await trio.sleep(0.02)  # the navigation commits within a few ms; this loop ends at load
+        await self.install()
+        await self.refresh()
+
+    async def bring_to_front(self) -> None:
+        await self.tab.send("Page.bringToFront")
+
+    async def activate_window(self) -> None:
+        """Select the tab and focus its window: Page.bringToFront leaves a minimized window minimized."""
+        await Extension(self.tab.relay).command("tabs.activate", {"tabId": self.tab_id}, timeout_s=self.to.script_s)
+
+    # -- typing and sending ------------------------------------------------------------------------------------------
+
+    async def fill(self, text: str) -> bool:
+        return await self.act("fill", text) is True
+
+    async def clear(self) -> bool:
+        return await self.act("clear") is True
+
+    async def input_text(self) -> str:
+        got = await self.act("inputText")
+        return got if isinstance(got, str) else ""
+
+    async def insert_text(self, text: str) -> None:
+        await self.act("focusInput")
+        await self.tab.send("Input.insertText", {"text": text})
+
+    async def type_keys(self, text: str, newline: Newline) -> None:
+        """Seed 5.1 phase 3: key events, one character at a time; a line break the way the composer wants it, never
+        a bare Enter (that would send the first line alone)."""
+        await self.act("focusInput")
+        for ch in text.replace("\r\n", "\n"):
+            if ch == "\n":
+                if newline is Newline.INSERT_TEXT:
+                    await self.tab.send("Input.insertText", {"text": "\n"})
+                else:
+                    await self._key("Enter", "Enter", 13, "\r", modifiers=8)  # 8 = Shift
+                continue
+            await self.tab.send("Input.dispatchKeyEvent", {"type": "keyDown", "text": ch, "unmodifiedText": ch})
+            await self.tab.send("Input.dispatchKeyEvent", {"type": "keyUp"})
+
+    async def _key(self, key: str, code: str, vk: int, text: str, *, modifiers: int = 0) -> None:
+        await self.tab.send("Input.dispatchKeyEvent", {
+            "type": "keyDown", "key": key, "code": code, "windowsVirtualKeyCode": vk, "text": text,
+            "unmodifiedText": text, "modifiers": modifiers})
+        await self.tab.send("Input.dispatchKeyEvent", {
+            "type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": vk, "modifiers": modifiers})
+
+    async def click_send(self) -> bool:
+        return await self.act("clickSend") is True
+
+    async def send_box(self) -> Box | None:
+        try:
+            return Box.parse(await self.act("sendBox"))
+        except BadPageReport as exc:
+            raise BadExtensionReply(str(exc)) from exc
+
+    async def mouse_click(self, box: Box) -> None:
+        """Seed 6.2's fallback: a real (trusted) click at the element's centre."""
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+            params: JSONObject = {"type": kind, "x": box.x, "y": box.y}
+            if kind != "mouseMoved":
+                params.update({"button": "left", "clickCount": 1})
+            await self.tab.send("Input.dispatchMouseEvent", params)
+
+    async def press_enter(self) -> None:
+        await self.act("focusInput")
+        await self._key("Enter", "Enter", 13, "\r")
+
+    async def click_stop(self) -> bool:
+        try:
+            return await self.act("clickStop", timeout_s=self.to.stop_click_s) is True
+        except BridgeError:
+            return False
+
+    async def mark_notices(self, keep_after_last_user: bool) -> None:
+        await self.act("mark", keep_after_last_user)
+
+    async def expand_thinking(self) -> bool:
+        return await self.act("expandThinking") is True
+
+    async def extract(self) -> Extracted:
+        try:
+            return Extracted.parse(await self.act("extract"))
+        except BadPageReport as exc:
+            raise BadExtensionReply(f"the {self.t.title} answer could not be read: {exc}") from exc
+
+    async def facts(self, max_text: int) -> JSONObject:
+        got = await self.script(FACTS, max_text)
+        if not isinstance(got, dict):
+            raise BadExtensionReply("the page facts are not an object")
+        return got
+
+
+def _stamped(raw: JSON) -> JSON:
+    """A polled state carries no report time: stamp it now."""
+    if isinstance(raw, dict) and "at" not in raw:
+        return {**raw, "at": now_ms(), "seq": raw.get("seq", 0)}
+    return raw
+
+
+class Tabs:
+    """Which tab a provider drives: only tabs ai-bridge opened (or the one its session names, at the session's
+    URL), and with `use_open_tabs` also a tab the user opened. A tab is created only when none of ours is open."""
+
+    def __init__(self, relay: Relay, table: ProviderTable, timeouts: Timeouts, memory: ProviderMemory, *,
+                 use_open_tabs: bool, log: logging.Logger) -> None:
+        self.relay = relay
+        self.extension = Extension(relay)
+        self.t = table
+        self.to = timeouts
+        self.memory = memory
+        self.use_open_tabs = use_open_tabs
+        self.log = log
+        self.binding = f"__aib_{secrets.token_hex(6)}"
+
+    def on_site(self, url: str) -> bool:
+        return any(re.match("^" + re.escape(p).replace(r"\*", ".*") + "$", url) for p in self.t.url_patterns)
+
+    def ours(self, tab: TabInfo, session: SessionEntry | None) -> bool:
+        """A tab ai-bridge opened in this process, or the session's own tab still at the session's conversation (a
+        tab of an earlier run: the browser keeps tab ids, and no tab of the user's shows our conversation)."""
+        if not self.on_site(tab.url):
+            return False
+        if self.memory.our_tabs.get(tab.tab_id, -1) == tab.window_id:
+            return True
+        return session is not None and session.tab_id == tab.tab_id and tab.url == session.url
+
+    async def pick(self, session: SessionEntry | None) -> TabInfo | None:
+        """An open tab we may drive: the session's, else another of ours, else (use_open_tabs) the user's."""
+        if session is not None and session.tab_id is not None:
+            try:
+                with trio.fail_after(self.to.reuse_tab_s):
+                    got = await self.extension.tab(session.tab_id, timeout_s=self.to.reuse_tab_s)
+                if self.ours(got, session):
+                    return got
+            except (BridgeError, trio.TooSlowError):
+                pass
+        tabs = await self.extension.tabs(self.t.url_patterns)
+        mine = [t for t in tabs if self.ours(t, None)]
+        if mine:
+            return mine[0]
+        if self.use_open_tabs and tabs:
+            preferred = [t for t in tabs if session is not None and t.url == session.url]
+            return (preferred or list(tabs))[0]
+        return None
+
+    async def create(self, url: str) -> int:
+        """Seed 9.1: 5 s per try, a retry 1 s after a failure, at most 2 retries."""
+        last: BaseException | None = None
+        for attempt in range(1 + self.to.new_tab_retries):
+            if attempt:
+                await trio.sleep(self.to.new_tab_retry_after_s)
+            try:
+                # Its own window: the provider tab stays visible (no background-tab quirk, no hung screenshots),
+                # and parallel asks do not fight over focus.
+                with trio.fail_after(self.to.new_tab_s + 1):
+                    got = await self.extension.create_tab(url, new_window=True, timeout_s=self.to.new_tab_s)
+                self.memory.our_tabs[got.tab_id] = got.window_id
+                return got.tab_id
+            except (BridgeError, trio.TooSlowError) as exc:
+                last = exc
+                self.log.warning("creating a %s tab failed (attempt %d): %s", self.t.title, attempt + 1, exc)
+        raise TabClosed(f"could not open a {self.t.title} tab in {1 + self.to.new_tab_retries} tries: {last}",
+                        hint="Check the browser ai-bridge uses (bridge_status), then retry.")
+
+    async def attach(self, tab_id: int, nursery: trio.Nursery) -> TabSession:
+        await self.extension.attach(tab_id)
+        session = TabSession(self.relay, tab_id, self.t, self.to, self.binding, self.log)
+        try:
+            await session.open(nursery)
+        except BaseException:
+            with trio.CancelScope(shield=True):
+                await session.close()
+            raise
+        self.log.info("attached to %s tab %d", self.t.title, tab_id)
+        return session
+
+    async def lease(self, session: SessionEntry | None, url: str, nursery: trio.Nursery) -> TabSession:
+        """Attach to a tab we may drive, else open one at `url`."""
+        picked = await self.pick(session)
+        tab_id = picked.tab_id if picked is not None else await self.create(url)
+        try:
+            return await self.attach(tab_id, nursery)
+        except CdpError as exc:
+            if exc.ext_code != "tab_busy":
+                raise
+        # Another server leased that tab between our tabs.query (or tabs.create) and our attach: two servers asking
+        # at once. Each server drives a tab of its own, so open ours.
+        self.log.info("%s tab %d was leased by another server first; opening our own", self.t.title, tab_id)
+        return await self.attach(await self.create(url), nursery)
+
+    async def for_inspection(self, session: SessionEntry | None, nursery: trio.Nursery) -> TabSession:
+        """The tab inspection tools look at: never a new one."""
+        picked = await self.pick(session)
+        if picked is None:
+            raise TabClosed(f"no {self.t.title} tab is open",
+                            hint=f"Ask {self.t.title} something first, or open {self.t.home_url} in the browser.")
+        return await self.attach(picked.tab_id, nursery)
