@@ -208,10 +208,6 @@ class InputRejected(ProviderError):
     code = "input_rejected"
 
 
-class SuspiciousAnswer(ProviderError):
-    code = "suspicious_answer"
-
-
 class AskCancelled(ProviderError):
     code = "cancelled"
 

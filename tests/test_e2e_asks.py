@@ -56,7 +56,7 @@ async def page_eval(dt: DevTools, target_id: str, expression: str, *, gesture: b
         await dt.send("Target.detachFromTarget", {"sessionId": session})
 
 
-# --- hidden tabs (issue 9.1) -----------------------------------------------------------------------------------------
+# --- hidden tabs (issue 9.1) ------------------------------------------------------------------------------------------
 
 
 async def hide(dt: DevTools, target_id: str, how: str) -> None:
@@ -103,7 +103,7 @@ async def test_an_answer_completing_in_a_hidden_tab_arrives_whole(sites: FakeSit
     assert sc["answer"].strip().endswith(last_line)  # the whole answer, not what was rendered before hiding
 
 
-# --- limit and error notices (issue 9.2) ----------------------------------------------------------------------------
+# --- limit and error notices (issue 9.2) ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("place", ["turn", "alert", "toast", "banner"])
@@ -136,7 +136,7 @@ async def test_something_went_wrong_is_a_site_error_and_never_resent(sites: Fake
     assert [(e["question"], e["status"]) for e in site.log()] == [(q, "error")]
 
 
-# --- deadlines (issue 9.3) -------------------------------------------------------------------------------------------
+# --- deadlines (issue 9.3) --------------------------------------------------------------------------------------------
 
 
 async def timed_call(b: Bridge, tool: str, args: dict[str, Any]) -> tuple[Any, float]:
@@ -190,7 +190,7 @@ async def test_a_long_answer_past_the_deadline_is_a_response_timeout_with_its_pa
     assert "clicked Stop" in err["message"] and log[0]["status"] == "disconnected"
 
 
-# --- thinking (issue 15.3) -------------------------------------------------------------------------------------------
+# --- thinking (issue 15.3) --------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("lang", ["en", "ja"])
@@ -224,7 +224,7 @@ async def test_thinking_is_expanded_and_kept_out_of_the_answer(sites: FakeSites,
     assert "Reasoned about" not in sc["answer"] and "Thinking time" not in sc["answer"]
 
 
-# --- the user's own tabs (issue 15.4) --------------------------------------------------------------------------------
+# --- the user's own tabs (issue 15.4) ---------------------------------------------------------------------------------
 
 
 async def test_a_tab_the_user_opened_is_never_taken(sites: FakeSites, tmp_path: Path) -> None:
@@ -244,7 +244,7 @@ async def test_a_tab_the_user_opened_is_never_taken(sites: FakeSites, tmp_path: 
     assert len(st["extension"]["attachedTabs"]) == 1  # and attached only to its own
 
 
-# --- sending (issue 15.5, 15.6) --------------------------------------------------------------------------------------
+# --- sending (issue 15.5, 15.6) ---------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("send_click, method", [("trusted", "mouse"), ("none", "enter")])
@@ -278,7 +278,7 @@ async def test_multi_line_questions_are_sent_whole(sites: FakeSites, tmp_path: P
         assert "return x * 2" in res.structured_content[p]["answer"]
 
 
-# --- the reconnect guard (issue 15.2) --------------------------------------------------------------------------------
+# --- the reconnect guard (issue 15.2) ---------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -298,7 +298,7 @@ async def test_a_fresh_tab_at_the_conversation_never_returns_the_previous_answer
     assert [e["question"] for e in log] == [q1, q2] and log[0]["conversationId"] == log[1]["conversationId"]
 
 
-# --- extraction anchors (issue 15.7) ---------------------------------------------------------------------------------
+# --- extraction anchors (issue 15.7) ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("provider, layout, anchor", [
@@ -319,7 +319,7 @@ async def test_each_extraction_anchor_on_a_page_without_the_earlier_ones(sites: 
     assert sc["answer"].strip().endswith("That is all.")
 
 
-# --- suspicious answers (issue 15.1) ---------------------------------------------------------------------------------
+# --- suspicious answers (issue 15.1) ----------------------------------------------------------------------------------
 
 
 async def test_a_suspicious_answer_is_delivered_with_a_warning_and_the_session_saved(sites: FakeSites,

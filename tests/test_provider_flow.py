@@ -1,0 +1,532 @@
+"""Unit tests of the provider's ask flow and rules, on a fake page and trio's autojump clock: every completion
+condition of seed 3.3 and 4.3 (table-driven), the typing phases, the send fallbacks, the pre-ask stop check,
+notices, stalls and thinking, the deadline budget, retries that never send twice, hidden tabs, the reconnect guard,
+the suspicious-answer heuristic, the watcher report validation, key typing and tab creation timeouts."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import attrs
+import pytest
+import trio
+import trio.testing
+
+from actors.cdp import TabInfo
+from actors.protocol.provider import Ask, AskPhase
+from actors.protocol.relay import ExtCommand
+from actors.protocol.session_store import SessionEntry
+from actors.provider import chatgpt, gemini
+from actors.provider.flow import AskBudget, Stuck, StuckKind, is_suspicious, normalize, question_shown
+from actors.provider.page import BadPageReport, NoticeKind, PageState
+from actors.provider.tab import AskMemo, ProviderMemory, Tabs, TabSession
+from actors.provider.table import Completion, Newline, TypePhase, Watch
+from supervisor.errors import InputRejected, RateLimited, SiteError, TabClosed
+
+from .provider_fakes import BASE, FakePage, answers_in, make_flow, notice, ps
+
+W0 = Watch(initial_assistant=1, saw_stop=False, elapsed_s=0.0, text_stable_s=0.0)
+
+
+def watch(**changes: Any) -> Watch:
+    return attrs.evolve(W0, **changes)
+
+
+NEW = {"assistant_count": 2}  # one response more than before sending
+
+
+# --- completion rules (seed 3.3 and 4.3), table-driven ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("state, w, expected", [
+    # condition 1: no stop, send button there and enabled, a new response
+    (ps(**NEW, send_enabled=True), W0, "send button enabled again"),
+    # condition 2: stop seen then gone, input empty
+    (ps(**NEW), watch(saw_stop=True), "stop button seen then gone"),
+    # condition 3: 5 s, no stop, input empty, not still generating
+    (ps(**NEW), watch(elapsed_s=5.0), "5 s fallback"),
+    # condition 4 (thinking fallback) is reached only through 3's conditions plus no skip button
+    (ps(**NEW, send_found=False), watch(elapsed_s=10.0), "5 s fallback"),
+    # generating text with the thinking-done marker is not "still generating"
+    (ps(**NEW, generating_text=True, thinking_done=True), watch(saw_stop=True), "stop button seen then gone"),
+    # never: no new response, a stop button, skip-thinking, a thinking label, generating text, input not empty
+    (ps(send_enabled=True), watch(saw_stop=True, elapsed_s=60), None),
+    (ps(**NEW, stop=True, send_enabled=True), watch(saw_stop=True, elapsed_s=60), None),
+    (ps(**NEW, skip_thinking=True, send_enabled=True), watch(saw_stop=True, elapsed_s=60), None),
+    (ps(**NEW, thinking=True, send_enabled=True), watch(saw_stop=True, elapsed_s=60), None),
+    (ps(**NEW, generating_text=True, send_enabled=True), watch(saw_stop=True, elapsed_s=60), None),
+    (ps(**NEW, input_empty=False), watch(saw_stop=True, elapsed_s=4.9), None),
+    (ps(**NEW), watch(elapsed_s=4.9), None),
+])
+def test_chatgpt_completion_conditions(state: PageState, w: Watch, expected: str | None) -> None:
+    got = chatgpt.completion(state, w)
+    assert got == (Completion(True, expected) if expected else Completion(False))
+
+
+@pytest.mark.parametrize("state, w, expected", [
+    (ps(**NEW, last_has_feedback=True), watch(saw_stop=True), "feedback buttons on the new response"),  # 0
+    (ps(**NEW, last_has_feedback=True, mic_found=True), watch(saw_stop=True),
+     "feedback buttons on the new response"),  # 0 wins over 1
+    (ps(**NEW, mic_found=True), watch(saw_stop=True), "mic button back"),  # 1
+    (ps(**NEW, mic_found=False, send_enabled=True), watch(saw_stop=True), "send button enabled, input empty"),  # 2
+    (ps(**NEW, mic_found=False, last_len=10), watch(text_stable_s=5.0), "text stable for 5 s"),  # 3
+    (ps(**NEW, mic_found=False), watch(elapsed_s=10.5), "10 s fallback without a stop button"),  # FB
+    # never: no new response, a stop button, thinking; 0-2 need the stop button seen; 3 needs text
+    (ps(last_has_feedback=True), watch(saw_stop=True), None),
+    (ps(**NEW, stop=True, last_has_feedback=True), watch(saw_stop=True), None),
+    (ps(**NEW, thinking=True, last_has_feedback=True), watch(saw_stop=True, elapsed_s=60), None),
+    (ps(**NEW, last_has_feedback=True, mic_found=True, send_enabled=True), W0, None),
+    (ps(**NEW, mic_found=False, last_len=0), watch(text_stable_s=9.0, saw_stop=True), None),
+    (ps(**NEW, mic_found=False), watch(elapsed_s=10.5, saw_stop=True), None),
+])
+def test_gemini_completion_conditions(state: PageState, w: Watch, expected: str | None) -> None:
+    got = gemini.completion(state, w)
+    assert got == (Completion(True, expected) if expected else Completion(False))
+
+
+# --- typing (seed 5.1 / 5.2, issue 15.6) ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("table, accepts, used", [
+    (chatgpt.TABLE, {TypePhase.JS, TypePhase.INSERT_TEXT, TypePhase.KEYS}, TypePhase.JS),
+    (chatgpt.TABLE, {TypePhase.INSERT_TEXT, TypePhase.KEYS}, TypePhase.INSERT_TEXT),
+    (chatgpt.TABLE, {TypePhase.KEYS}, TypePhase.KEYS),
+    (gemini.TABLE, {TypePhase.JS}, TypePhase.JS),
+    (gemini.TABLE, {TypePhase.INSERT_TEXT}, TypePhase.INSERT_TEXT),
+    (chatgpt.TABLE, set(), None),
+    (gemini.TABLE, {TypePhase.KEYS}, None),  # Gemini's table has two phases (seed 5.2)
+])
+async def test_typing_phases_in_the_tables_order(autojump_clock: trio.testing.MockClock,
+                                                 table: Any, accepts: set[TypePhase], used: TypePhase | None) -> None:
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, accepts=frozenset(accepts))
+        r = make_flow(page, table)
+        if used is None:
+            with pytest.raises(InputRejected, match="did not accept the typed question"):
+                await r.flow.run()
+            assert page.submitted == [] and page.editor == ""
+        else:
+            out = await r.flow.run()
+            assert r.flow.type_phase is used and out.answer == "Answer 42 for you."
+            assert page.submitted == ["What is 6 times 7?"]
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_multi_line_question_is_verified_whole_before_sending(autojump_clock: trio.testing.MockClock) -> None:
+    """An editor where a line break sends the first line early: that phase fails verification; the key phase types
+    Shift+Enter (the table's newline), which the composer takes as a line break."""
+    q = "Review this:\ndef f(x):\n    return 2 * x"
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, accepts=frozenset({TypePhase.KEYS}))
+        r = make_flow(page, chatgpt.TABLE, q)
+        await r.flow.run()
+        nursery.cancel_scope.cancel()
+    assert page.submitted == [q]
+    assert "keys:shift+enter" in page.actions
+    assert chatgpt.TABLE.newline is Newline.SHIFT_ENTER and gemini.TABLE.newline is Newline.SHIFT_ENTER
+
+
+async def test_key_typing_sends_shift_enter_for_line_breaks_never_a_bare_enter(
+        autojump_clock: trio.testing.MockClock) -> None:
+    sent: list[dict[str, Any]] = []
+
+    class Relay:
+        async def call(self, msg: Any, timeout: float | None = None) -> Any:
+            if isinstance(msg, ExtCommand) and msg.method == "cdp.send":
+                sent.append({"method": msg.params["method"], **msg.params["params"]})  # type: ignore[dict-item]
+            return {"result": {"value": True}}
+
+    session = TabSession(Relay(), 7, chatgpt.TABLE, chatgpt.TABLE.timeouts, "__aib_x", None)  # type: ignore[arg-type]
+    session.context_id = 1
+    await session.type_keys("a\nb", Newline.SHIFT_ENTER)
+    keys = [(c["type"], c.get("key", ""), c.get("text", ""), c.get("modifiers", 0)) for c in sent
+            if c["method"] == "Input.dispatchKeyEvent"]
+    assert keys == [("keyDown", "", "a", 0), ("keyUp", "", "", 0), ("keyDown", "Enter", "\r", 8),
+                    ("keyUp", "Enter", "", 8), ("keyDown", "", "b", 0), ("keyUp", "", "", 0)]
+    assert not any(k[1] == "Enter" and k[3] == 0 for k in keys)
+
+
+# --- sending (seed 6, 9.2, issue 15.5) --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("works, method, tried", [
+    ({"click_works"}, "click", ["click"]),
+    ({"mouse_works"}, "mouse", ["click", "mouse"]),
+    ({"enter_works"}, "enter", ["click", "mouse", "enter"]),
+])
+async def test_send_tries_click_then_mouse_then_enter_and_sends_once(autojump_clock: trio.testing.MockClock,
+                                                                     works: set[str], method: str,
+                                                                    tried: list[str]) -> None:
+    flags = {k: k in works for k in ("click_works", "mouse_works", "enter_works")}
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, **flags)
+        r = make_flow(page, chatgpt.TABLE)
+        await r.flow.run()
+        nursery.cancel_scope.cancel()
+    assert r.flow.send_method == method
+    assert [a for a in page.actions if a in ("click", "mouse", "enter")] == tried
+    assert page.submitted == ["What is 6 times 7?"]
+
+
+async def test_no_send_method_works_is_input_rejected_with_a_dump(autojump_clock: trio.testing.MockClock) -> None:
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, click_works=False, mouse_works=False, enter_works=False)
+        r = make_flow(page, gemini.TABLE)
+        with pytest.raises(InputRejected, match="click, mouse and Enter all failed"):
+            await r.flow.run()
+        nursery.cancel_scope.cancel()
+    assert page.submitted == [] and r.dumps == ["send-timeout"] and r.flow.memo.sent
+
+
+async def test_a_question_the_site_took_is_not_sent_again_while_its_message_is_late(
+        autojump_clock: trio.testing.MockClock) -> None:
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, user_message_after_s=6.0)  # far beyond send_confirm_s
+        r = make_flow(page, chatgpt.TABLE)
+        await r.flow.run()
+        nursery.cancel_scope.cancel()
+    assert page.submitted == ["What is 6 times 7?"]
+    assert [a for a in page.actions if a in ("click", "mouse", "enter")] == ["click"]
+
+
+async def test_a_stop_button_at_send_time_is_waited_out_not_answered_with_enter(
+        autojump_clock: trio.testing.MockClock) -> None:
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery)
+
+        async def stop_for_a_while() -> None:
+            await trio.sleep(0.01)
+            page.update(stop=True, send_found=False)  # appears once typing starts
+            await trio.sleep(8)
+            page.update(stop=False, send_found=True, send_enabled=bool(page.editor))
+
+        nursery.start_soon(stop_for_a_while)
+        await trio.sleep(0.02)
+        page.update(stop=False)  # the pre-ask check sees none; it comes back while typing
+        page.update(stop=True, send_found=False)
+        r = make_flow(page, chatgpt.TABLE, stuck_check_s=20)
+        await r.flow.run()
+        nursery.cancel_scope.cancel()
+    assert r.flow.send_method == "click" and "enter" not in page.actions
+
+
+@pytest.mark.parametrize("table", [chatgpt.TABLE, gemini.TABLE], ids=["chatgpt", "gemini"])
+async def test_pre_ask_stop_check(autojump_clock: trio.testing.MockClock, table: Any) -> None:
+    """Seed 9.3 (Gemini's pre-ask stop check, and ChatGPT's too): a leftover stop button must go within 5 s."""
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, state=ps(stop=True, send_found=False))
+
+        async def goes() -> None:
+            await trio.sleep(3)
+            page.update(stop=False, send_found=True)
+
+        nursery.start_soon(goes)
+        await make_flow(page, table).flow.run()
+        assert page.submitted == ["What is 6 times 7?"]
+
+        stuck_page = FakePage(nursery, state=ps(stop=True, send_found=False))
+        with pytest.raises(Stuck) as info:
+            await make_flow(stuck_page, table).flow.run()
+        assert info.value.kind is StuckKind.LEFTOVER_STOP and stuck_page.submitted == []
+        nursery.cancel_scope.cancel()
+
+
+# --- notices, stalls, thinking (issues 9.2, 9.3, 15.3) ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind, error", [(NoticeKind.RATE_LIMIT, RateLimited), (NoticeKind.SITE_ERROR, SiteError)])
+async def test_a_notice_after_sending_ends_the_ask_at_once(autojump_clock: trio.testing.MockClock,
+                                                           kind: NoticeKind, error: type[Exception]) -> None:
+    async def shows_notice(page: FakePage, question: str) -> None:
+        page.update(stop=True)
+        await trio.sleep(0.3)
+        page.update(stop=False, notice=notice(kind, "You've reached our limit" if kind is NoticeKind.RATE_LIMIT
+                                              else "Something went wrong"))
+
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, respond=shows_notice)
+        r = make_flow(page, chatgpt.TABLE)
+        t0 = trio.current_time()
+        with pytest.raises(error):
+            await r.flow.run()
+        assert trio.current_time() - t0 < 1
+        nursery.cancel_scope.cancel()
+    assert page.submitted == ["What is 6 times 7?"] and "mark:False" in page.actions
+
+
+async def test_gemini_limit_given_as_a_model_response_is_rate_limited(autojump_clock: trio.testing.MockClock) -> None:
+    async def limit(page: FakePage, question: str) -> None:
+        await answers_in(page, question, text="You've reached your limit for now. Please try again later.")
+
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, respond=limit, state=ps(url="https://gemini.google.com/app"))
+        with pytest.raises(RateLimited, match="reached your limit"):
+            await make_flow(page, gemini.TABLE).flow.run()
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_stall_without_thinking_is_stuck_and_carries_the_partial_answer(
+        autojump_clock: trio.testing.MockClock) -> None:
+    async def stalls(page: FakePage, question: str) -> None:
+        page.update(stop=True)
+        await trio.sleep(0.2)
+        page.answer = "Partial 42"
+        page.update(assistant_count=1, last_len=10, answered=True)
+
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, respond=stalls)
+        r = make_flow(page, chatgpt.TABLE)
+        t0 = trio.current_time()
+        with pytest.raises(Stuck) as info:
+            await r.flow.run()
+        took = trio.current_time() - t0
+        nursery.cancel_scope.cancel()
+    assert info.value.kind is StuckKind.STALLED and info.value.partial == "Partial 42"
+    # the default 480 s budget shares out: (480 - 3 x 3) / 3 = 157 s, capped at the table's 120 s stall
+    assert 120 <= took < 125
+
+
+async def test_thinking_for_minutes_with_the_stop_button_up_is_never_stuck(
+        autojump_clock: trio.testing.MockClock) -> None:
+    async def thinks(page: FakePage, question: str) -> None:
+        page.update(stop=True, thinking=True, assistant_count=1, answered=True)
+        await trio.sleep(300)  # far beyond the 120 s stall threshold
+        page.update(thinking=False)
+        await answers_in(page, question)
+
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, respond=thinks, state=ps(url="https://gemini.google.com/app"))
+        r = make_flow(page, gemini.TABLE, timeout_s=900)
+        out = await r.flow.run()
+        nursery.cancel_scope.cancel()
+    assert out.thinking and page.submitted == ["What is 6 times 7?"]
+    assert AskPhase.THINKING in r.progress
+
+
+@pytest.mark.parametrize("timeout_s, attempt, stall", [
+    (480, 1, 120), (170, 1, (170 - 9) / 3), (30, 1, 7.0), (30, 3, 27.0), (20, 1, 11 / 3), (6, 1, 2.0)])
+async def test_the_budget_shares_the_deadline_between_the_attempts_left(autojump_clock: trio.testing.MockClock,
+                                                                        timeout_s: float, attempt: int,
+                                                                       stall: float) -> None:
+    b = AskBudget(trio.current_time() + timeout_s, attempt, 3)
+    assert b.share(120.0, 2.0, 3.0) == pytest.approx(stall)
+
+
+async def test_a_page_that_never_answers_is_no_response_within_the_budget(
+        autojump_clock: trio.testing.MockClock) -> None:
+    async def never(page: FakePage, question: str) -> None:
+        page.update(stop=True)
+
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, respond=never)
+        r = make_flow(page, chatgpt.TABLE, timeout_s=20)
+        t0 = trio.current_time()
+        with pytest.raises(Stuck) as info:
+            await r.flow.run()
+        took = trio.current_time() - t0
+        nursery.cancel_scope.cancel()
+    assert info.value.kind is StuckKind.NO_RESPONSE and took < 20 / 3
+    assert r.dumps == ["no-response"]
+
+
+async def test_the_deadline_error_names_the_last_state_and_clicks_stop(autojump_clock: trio.testing.MockClock) -> None:
+    async def slow(page: FakePage, question: str) -> None:
+        await answers_in(page, question, text="Answer 42: " + "x" * 300, chunks=100, every_ms=1000)
+
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, respond=slow)
+        r = make_flow(page, chatgpt.TABLE, timeout_s=10)
+        with trio.move_on_after(10):
+            await r.flow.run()
+        err = await r.flow.on_deadline(10)
+        nursery.cancel_scope.cancel()
+    assert err.code == "response_timeout" and "characters received" in err.message and "clicked Stop" in err.message
+    assert err.partial and "stop" in page.actions
+
+
+# --- retries never send twice (issue 15.3) ----------------------------------------------------------------------------
+
+
+async def test_a_retry_reads_the_answer_of_a_question_already_in_the_conversation(
+        autojump_clock: trio.testing.MockClock) -> None:
+    conv = "https://chatgpt.com/c/1234abcd-0000"
+
+    def reloaded(page: FakePage, url: str) -> None:
+        page.answer = "Answer 42, finished while the page hung."
+        page.update(url=url, user_count=1, assistant_count=1, last_user="What is 6 times 7?", answered=True,
+                    last_len=len(page.answer), stop=False, send_found=True, send_enabled=False)
+
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, state=ps(url=conv, user_count=1, assistant_count=1, stop=True, answered=True),
+                        on_navigate=reloaded)
+        r = make_flow(page, chatgpt.TABLE, attempt=2, memo=AskMemo(sent=True, url=conv))
+        out = await r.flow.run()
+        nursery.cancel_scope.cancel()
+    assert out.resumed and out.answer == "Answer 42, finished while the page hung."
+    assert page.submitted == [] and f"navigate:{conv}" in page.actions and "mark:True" in page.actions
+    assert not any(a in page.actions for a in ("fill", "click", "mouse", "enter"))
+
+
+async def test_a_retry_sends_a_question_the_conversation_does_not_show(autojump_clock: trio.testing.MockClock) -> None:
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, state=ps(url="https://chatgpt.com/"))
+        r = make_flow(page, chatgpt.TABLE, attempt=2, memo=AskMemo(sent=True, url="https://chatgpt.com/"))
+        await r.flow.run()
+        nursery.cancel_scope.cancel()
+    assert page.submitted == ["What is 6 times 7?"] and "navigate:https://chatgpt.com/" in page.actions
+
+
+def test_question_shown_compares_without_whitespace_and_labels() -> None:
+    assert question_shown("What is\n6 times 7?", "You said What is 6 times 7?")
+    assert not question_shown("What is 6 times 8?", "You said What is 6 times 7?")
+    assert not question_shown("", "anything")
+
+
+# --- hidden tabs (issue 9.1), the reconnect guard (issue 15.2) --------------------------------------------------------
+
+
+@pytest.mark.parametrize("front_shows, actions", [(True, ["bring_to_front"]),
+                                                  (False, ["bring_to_front", "activate_window"])])
+async def test_a_hidden_tab_is_shown_before_its_text_is_read(autojump_clock: trio.testing.MockClock,
+                                                             front_shows: bool, actions: list[str]) -> None:
+    async def hidden_answer(page: FakePage, question: str) -> None:
+        page.update(visible=False)  # the user switched tabs (or minimized the window) after sending
+        await answers_in(page, question)
+
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, respond=hidden_answer, front_shows=front_shows)
+        out = await make_flow(page, chatgpt.TABLE).flow.run()
+        nursery.cancel_scope.cancel()
+    assert out.answer == "Answer 42 for you."
+    assert [a for a in page.actions if a in ("bring_to_front", "activate_window")] == actions
+
+
+async def test_a_fresh_page_waits_for_earlier_turns_before_counting(autojump_clock: trio.testing.MockClock) -> None:
+    conv = "https://chatgpt.com/c/1234abcd-0000"
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, state=ps(url=conv), fresh=True)
+
+        async def old_turns_arrive() -> None:
+            await trio.sleep(1.5)
+            page.answer = "The previous answer."
+            page.update(user_count=1, assistant_count=1, answered=True, last_len=20, last_user="old question")
+
+        nursery.start_soon(old_turns_arrive)
+        out = await make_flow(page, chatgpt.TABLE).flow.run()
+        nursery.cancel_scope.cancel()
+    assert out.answer == "Answer 42 for you." and not page.fresh
+
+
+async def test_a_page_already_seen_is_not_settled_again(autojump_clock: trio.testing.MockClock) -> None:
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery)
+        r = make_flow(page, chatgpt.TABLE)
+        t0 = trio.current_time()
+        await r.flow.run()
+        took = trio.current_time() - t0
+        nursery.cancel_scope.cancel()
+    # no settle, no fixed wait: the fake site's own 0.2 s first token and 3 x 0.1 s chunks only
+    assert took == pytest.approx(0.5, abs=0.01)
+
+
+# --- the smaller rules ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("answer, question, suspicious", [
+    ("The error occurs because x is undefined.", "Why does line 42 throw TypeError?", True),  # the issue's example
+    ("", "anything", True), ("ok", "Explain sorting", True), ("OK", "OK", False),
+    ("Use 4096 bytes.", "How many bytes in 4 KB?", False), ("Sure, here it is.", "Explain sorting", False),
+])
+def test_suspicious_answer_heuristic(answer: str, question: str, suspicious: bool) -> None:
+    assert is_suspicious(answer, question) is suspicious
+
+
+def test_normalize_drops_thinking_residue() -> None:
+    assert normalize("Thinking time: 12s\nThe answer.\n\n\n\n思考時間: 3s\nMore.") == "The answer.\n\nMore."
+
+
+def report(**changes: Any) -> dict[str, Any]:
+    raw: dict[str, Any] = {
+        "url": "https://chatgpt.com/", "ready": "complete", "visible": True, "doc": "x", "inputFound": True,
+        "inputEmpty": True, "sendFound": True, "sendEnabled": False, "stop": False, "userCount": 0,
+        "assistantCount": 0, "lastLen": 0, "lastHead": "", "lastUser": "", "answered": False, "thinking": False,
+        "skipThinking": False, "thinkingDone": False, "generatingText": False, "micFound": False,
+        "lastHasFeedback": False, "login": False, "notice": None, "seq": 3, "at": 1.0}
+    raw.update(changes)
+    return raw
+
+
+def test_watcher_reports_are_validated() -> None:
+    st = PageState.parse(report(notice={"kind": "rate_limit", "text": "limit", "where": "toast"}))
+    assert st.notice is not None and st.notice.kind is NoticeKind.RATE_LIMIT and st.seq == 3
+    assert st.as_json()["assistantCount"] == 0 and st.as_json()["notice"] == {"kind": "rate_limit", "text": "limit",
+                                                                              "where": "toast"}
+    for bad in (report(userCount=True), report(userCount=-1), report(stop="yes"), report(at=math.nan),
+                report(notice={"kind": "other", "text": "", "where": ""}), {"url": "x"}, [], None):
+        with pytest.raises(BadPageReport):
+            PageState.parse(json.loads(json.dumps(bad, allow_nan=True)))
+    assert PageState.parse(report()) == attrs.evolve(BASE, doc="x", mic_found=False, seq=3, at_ms=1.0)
+
+
+def test_an_ask_waits_for_its_own_deadline_plus_a_small_margin() -> None:
+    assert Ask("q", "p", timeout_s=20).call_timeout_s == 35
+    assert Ask("q", "p").call_timeout_s == 480 + 15
+
+
+# --- tabs (issue 15.4, 15.8) ------------------------------------------------------------------------------------------
+
+
+class FakeExtension:
+    """The extension's tab commands, with a tabs.create that never finishes (a hung browser)."""
+
+    def __init__(self, tabs: list[TabInfo]) -> None:
+        self.open = tabs
+        self.creates: list[float] = []
+
+    async def tab(self, tab_id: int, *, timeout_s: float = 10.0) -> TabInfo:
+        for t in self.open:
+            if t.tab_id == tab_id:
+                return t
+        raise TabClosed(f"no tab {tab_id}")
+
+    async def tabs(self, url_patterns: tuple[str, ...], *, timeout_s: float = 10.0) -> tuple[TabInfo, ...]:
+        return tuple(self.open)
+
+    async def create_tab(self, url: str, *, new_window: bool, timeout_s: float) -> TabInfo:
+        self.creates.append(trio.current_time())
+        await trio.sleep(timeout_s + 5)  # the relay's own timeout is longer than ours
+        raise AssertionError("unreachable")
+
+
+def tabs_with(ext: FakeExtension, memory: ProviderMemory, use_open_tabs: bool = False) -> Tabs:
+    t = Tabs(None, chatgpt.TABLE, chatgpt.TABLE.timeouts, memory, use_open_tabs=use_open_tabs,  # type: ignore[arg-type]
+             log=__import__("logging").getLogger("t"))
+    t.extension = ext  # type: ignore[assignment]
+    return t
+
+
+async def test_new_tab_timeouts_follow_seed_9_1(autojump_clock: trio.testing.MockClock) -> None:
+    ext = FakeExtension([])
+    t0 = trio.current_time()
+    with pytest.raises(TabClosed, match="in 3 tries"):
+        await tabs_with(ext, ProviderMemory()).create("https://chatgpt.com/")
+    starts = [round(s - t0, 3) for s in ext.creates]
+    assert starts == [0, 7, 14]  # 5 s each (+1 s for the reply to come back), a retry 1 s after, 2 retries
+
+
+async def test_only_tabs_ai_bridge_opened_are_driven_unless_use_open_tabs(
+        autojump_clock: trio.testing.MockClock) -> None:
+    users = TabInfo(5, "https://chatgpt.com/", window_id=1)
+    ours = TabInfo(9, "https://chatgpt.com/c/abc", window_id=2)
+    memory = ProviderMemory({9: 2})
+    assert await tabs_with(FakeExtension([users]), memory).pick(None) is None
+    assert await tabs_with(FakeExtension([users]), memory, use_open_tabs=True).pick(None) == users
+    assert await tabs_with(FakeExtension([users, ours]), memory).pick(None) == ours
+    # the session's tab from an earlier run: still at the session's conversation
+    session = SessionEntry("https://chatgpt.com/c/abc", 9, "2026-01-01T00:00:00Z")
+    assert await tabs_with(FakeExtension([ours]), ProviderMemory()).pick(session) == ours
+    # a tab that reused the id after a browser restart is not ours
+    stranger = TabInfo(9, "https://chatgpt.com/", window_id=7)
+    assert await tabs_with(FakeExtension([stranger]), ProviderMemory({9: 2})).pick(session) is None
