@@ -548,6 +548,7 @@ class AskFlow:
         if self.stage in (Stage.WAITING, Stage.ANSWERING, Stage.EXTRACTING):
             clicked = await self.page.click_stop()
             partial = await self.partial()
+        await self.dump("deadline")
         stop = " (clicked Stop)" if clicked else ""
         stalled = self.stop_shown and trio.current_time() - self.last_change >= self.to.min_stall_s
         if self.memo.stuck is not None and (self.stage in (Stage.PREPARING, Stage.TYPING) or stalled):
