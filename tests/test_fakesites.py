@@ -739,6 +739,26 @@ async def test_gemini_existing_conversation_reloads_earlier_turns(sites, browser
     assert len({q["conversationId"] for q in log}) == 1
 
 
+async def test_gemini_hidden_tab_strips_its_text_and_renders_it_when_visible(sites, browser):
+    sites.gemini.set_next(firstTokenMs=200, chunks=8, intervalMs=150)
+    page = await open_gemini(browser)
+    question = "Name 4 planets"
+    before = await gemini_ask(page, question)
+    await page.wait_for(deep("return collectDeep(['model-response']).length > 0 && "
+                             "collectDeep(['model-response']).at(-1).shadowRoot.textContent.includes('Answer')"))
+    other = await browser.new_page()      # a newly created tab comes to front, hiding ours
+    await other.bring_to_front()
+    assert await page.evaluate("document.visibilityState") == "hidden"
+    st, _, _ = await gemini_wait_complete(page, before["responses"])
+    text = await page.evaluate(deep("return collectDeep(['.markdown']).at(-1).textContent"))
+    assert text == "", "the text already shown was stripped when the page was hidden"
+    [entry] = wait_completed(sites.gemini)   # complete, with no text on the page
+    assert entry["status"] == "complete" and st["feedback"] == 2
+    await page.bring_to_front()
+    shown = await page.wait_for(deep("return collectDeep(['.markdown']).at(-1).textContent || null"), timeout=3)
+    assert f"Answer {answer_ref(question)}" in shown
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Control API
 
@@ -749,6 +769,14 @@ def test_control_api_rejects_bad_input_and_counts(sites):
         sites.chatgpt.set_next(bogus=1)
     with pytest.raises(FakeSitesError, match="lang"):
         sites.gemini.set_page(lang="fr")
+    for bad, match in (({"notice": "popup"}, "notice must be one of"), ({"errorAfterChunks": -1}, "errorAfterChunks"),
+                       ({"hangsOnReload": "yes"}, "hangsOnReload must be a boolean")):
+        with pytest.raises(FakeSitesError, match=match):
+            sites.chatgpt.set_next(**bad)
+    for bad, match in (({"sendClick": "double"}, "sendClick"), ({"layout": "grid"}, "layout must be one of"),
+                       ({"historyDelayMs": -5}, "historyDelayMs")):
+        with pytest.raises(FakeSitesError, match=match):
+            sites.gemini.set_page(**bad)
     sites.chatgpt.set_next(count=2, text="x")
     sites.chatgpt.set_next(append=True, text="y")   # appended behind the first rule
     state = sites.chatgpt.state()
