@@ -114,8 +114,10 @@ async def test_suspicious_answers_leave_debug_dumps_with_a_retention_limit(sites
     async with open_bridge(sites, tmp_path, env={"AI_BRIDGE_DEBUG_DUMPS_KEEP": "2"}) as b:
         for n in (3, 4, 5):
             res = await b.call("ask_gemini_web", {"question": f"What is {n} times 7?"})
-            assert res.is_error and res.structured_content["error"]["code"] == "suspicious_answer"
-            assert "debug" in res.content[0].text
+            # Delivered with a warning naming the dump (never withheld as an error).
+            assert not res.is_error and res.content[0].text == "I would rather not say."
+            [warning] = res.structured_content["warnings"]
+            assert warning["code"] == "suspicious_answer" and "/debug/gemini-" in warning["debugDump"]
         dumps = sorted((b.state_dir / "debug").glob("gemini-*-suspicious.json"))
     assert len(dumps) == 2  # the oldest of the three was pruned
     record = json.loads(dumps[-1].read_text())
