@@ -114,15 +114,17 @@ class FakePage:
                        on_state: Callable[[PageState], Awaitable[None]] | None = None) -> PageState:
         deadline = trio.current_time() + timeout_s
         while True:
+            changed = self.changed
             st = self.state
             if on_state is not None:
                 await on_state(st)
+                if self.state is not st:
+                    continue
             if pred(st):
                 return st
             now = trio.current_time()
             if now >= deadline:
                 raise PageTimeout(what, st)
-            changed = self.changed
             with trio.move_on_after(min(1.0, deadline - now)):
                 await changed.wait()
 
@@ -151,11 +153,10 @@ class FakePage:
         self.set_editor("")
         return True
 
-    async def fill(self, text: str) -> bool:
+    async def fill(self, text: str) -> str:
         self.actions.append("fill")
-        if TypePhase.JS in self.accepts:
-            self.set_editor(text)
-        return True
+        self.set_editor(text if TypePhase.JS in self.accepts else "")
+        return self.editor
 
     async def insert_text(self, text: str) -> None:
         self.actions.append("insert_text")
@@ -170,7 +171,9 @@ class FakePage:
     async def input_text(self) -> str:
         return self.editor
 
-    async def click_send(self) -> bool:
+    async def click_send(self, mark_notices: bool) -> bool:
+        if mark_notices:
+            self.actions.append("mark:False")
         self.actions.append("click")
         if not (self.state.send_found and self.state.send_enabled):
             return False

@@ -99,6 +99,7 @@ class ProviderActor:
         self.dumps_keep = dumps_keep
         self.busy: Busy | None = None  # the running ask, for ProviderStatus (console, bridge_status)
         self.flow: AskFlow | None = None
+        self.session: SessionEntry | None = None  # the project's session as the running ask found it
 
     def status(self, queued: int, tabs: tuple[SiteTab, ...] | str) -> ProviderReport:
         page = self.page
@@ -151,7 +152,7 @@ class ProviderActor:
         wait_s = max(1.0, min(self.to.extension_wait_s, budget.remaining()))
         await self.ctx.ref(BROWSER).call(EnsureBrowser(timeout_s=wait_s), timeout=wait_s + 10,
                                          on_progress=browser_progress)
-        session = await self.store.call(GetSession(msg.project, self.name), timeout=10)
+        session = self.session = await self.store.call(GetSession(msg.project, self.name), timeout=10)
         start_url = self.t.home_url if msg.new_chat or session is None else session.url
         page = await self.connect(session, fresh=budget.attempt > 1, url=start_url)
         flow = AskFlow(page, self.t, self.to, question=msg.question, new_chat=msg.new_chat,
@@ -367,11 +368,16 @@ async def _one_ask(actor: ProviderActor, env: Envelope[ProviderRequest], msg: As
     else:
         why = f"[{error.code}] {error}" if error is not None else "cancelled by the client" if cancelled else None
         record = HistoryRecord(ts, msg.project, actor.name.value, msg.question, status, error=why)
+    save: SaveSession | None = None
+    if result is not None and actor.page is not None:
+        save = SaveSession(msg.project, actor.name, result.url, actor.page.tab_id)
+    # The same conversation in the same tab: only its last-used time changes, which can wait until after the reply.
+    same = save is not None and actor.session is not None and (actor.session.url, actor.session.tab_id) == (
+        save.url, save.tab_id)
     with trio.CancelScope(shield=True), trio.move_on_after(10):
         try:
-            if result is not None and actor.page is not None:
-                await actor.store.call(SaveSession(msg.project, actor.name, result.url, actor.page.tab_id),
-                                       timeout=10)
+            if save is not None and not same:
+                await actor.store.call(save, timeout=10)
             await actor.store.call(AppendHistory(msg.ask_id or f"{actor.name.value}-{env.id}", record), timeout=10)
         except BridgeError as exc:
             actor.log.error("could not record the ask in history: %s", exc)
@@ -381,6 +387,12 @@ async def _one_ask(actor: ProviderActor, env: Envelope[ProviderRequest], msg: As
             env.reply(msg.reply(result))
         else:
             env.fail(error if error is not None else AskCancelled(f"the {actor.t.title} ask was cancelled"))
+    if save is not None and same:
+        with trio.CancelScope(shield=True), trio.move_on_after(10):
+            try:
+                await actor.store.call(save, timeout=10)
+            except BridgeError as exc:
+                actor.log.error("could not save the session: %s", exc)
 
 
 async def _deadline_error(actor: ProviderActor, msg: Ask) -> ProviderError:

@@ -55,11 +55,11 @@ class Page(Protocol):
     async def bring_to_front(self) -> None: ...
     async def activate_window(self) -> None: ...
     async def clear(self) -> bool: ...
-    async def fill(self, text: str) -> bool: ...
+    async def fill(self, text: str) -> str: ...
     async def insert_text(self, text: str) -> None: ...
     async def type_keys(self, text: str, newline: Newline) -> None: ...
     async def input_text(self) -> str: ...
-    async def click_send(self) -> bool: ...
+    async def click_send(self, mark_notices: bool) -> bool: ...
     async def send_box(self) -> Box | None: ...
     async def mouse_click(self, box: Box) -> None: ...
     async def press_enter(self) -> None: ...
@@ -328,15 +328,17 @@ class AskFlow:
         """Seed 5.1 / 5.2: the table's phases in order, each verified against the whole question."""
         want = squash(self.question)
         for phase in self.t.type_phases:
-            await self.page.clear()
             match phase:
                 case TypePhase.JS:
-                    await self.page.fill(self.question)
+                    got = squash(await self.page.fill(self.question))  # clears, types, reads back: one call
                 case TypePhase.INSERT_TEXT:
+                    await self.page.clear()
                     await self.page.insert_text(self.question)
+                    got = squash(await self.page.input_text())
                 case TypePhase.KEYS:
+                    await self.page.clear()
                     await self.page.type_keys(self.question, self.t.newline)
-            got = squash(await self.page.input_text())
+                    got = squash(await self.page.input_text())
             if want in got:
                 return phase
             self.log.warning("%s: the input box shows %d of %d characters after the %s phase; trying the next",
@@ -358,7 +360,6 @@ class AskFlow:
                 raise Stuck(f"{self.t.title} kept a stop button up for {self.to.send_button_s:g}s; the question "
                             "was not sent", StuckKind.LEFTOVER_STOP) from None
             self.log.warning("%s: no enabled send button; trying the mouse and Enter", self.t.title)
-        await self.page.mark_notices(False)
 
         def sent(s: PageState) -> bool:
             return s.user_count > initial_user
@@ -377,8 +378,11 @@ class AskFlow:
             await self.page.press_enter()
             return True
 
+        async def click() -> bool:
+            return await self.page.click_send(True)  # marks the notices already shown, then clicks
+
         methods: tuple[tuple[str, Callable[[], Awaitable[bool]]], ...] = (
-            ("click", self.page.click_send), ("mouse", mouse), ("enter", enter))
+            ("click", click), ("mouse", mouse), ("enter", enter))
         for name, action in methods:
             self.memo.sent = True  # from the first action on, the question may be in the conversation
             if not await action():

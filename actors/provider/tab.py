@@ -243,15 +243,19 @@ class TabSession:
         while True:
             if self.broken:
                 raise TabGone(self.broken)
+            # Taken before anything awaits: a report that arrives while `on_state` works wakes the wait below at
+            # once, so no state goes unjudged until the safety poll.
+            changed = self.changed
             state = self.state or state
             if on_state is not None:
                 await on_state(state)
+                if self.state is not None and self.state is not state:
+                    continue  # a newer report came in meanwhile: judge that one
             if pred(state):
                 return state
             now = trio.current_time()
             if now >= deadline:
                 raise PageTimeout(what, state)
-            changed = self.changed
             with trio.move_on_after(min(self.to.safety_poll_s, deadline - now)):
                 await changed.wait()
                 continue
@@ -287,8 +291,9 @@ class TabSession:
 
     # -- typing and sending ------------------------------------------------------------------------------------------
 
-    async def fill(self, text: str) -> bool:
-        return await self.act("fill", text) is True
+    async def fill(self, text: str) -> str:
+        got = await self.act("fill", text)
+        return got if isinstance(got, str) else ""
 
     async def clear(self) -> bool:
         return await self.act("clear") is True
@@ -322,8 +327,8 @@ class TabSession:
         await self.tab.send("Input.dispatchKeyEvent", {
             "type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": vk, "modifiers": modifiers})
 
-    async def click_send(self) -> bool:
-        return await self.act("clickSend") is True
+    async def click_send(self, mark_notices: bool) -> bool:
+        return await self.act("clickSend", mark_notices) is True
 
     async def send_box(self) -> Box | None:
         try:

@@ -286,21 +286,26 @@ function install(cfg, binding) {
     return inputText(el).trim().length === 0;
   };
   // Seed 5.1 / 5.2 phase 1: a textarea through its native value setter (React sees it), a contenteditable through
-  // execCommand('insertText') (ProseMirror / Quill see a real input event; line breaks become paragraphs).
+  // execCommand('insertText') (ProseMirror / Quill see a real input event; line breaks become paragraphs). Clears
+  // first and returns what the box shows, so the hot path types and verifies in one round trip.
   W.fill = (text) => {
+    W.clear();
     const el = input();
-    if (!el) return false;
+    if (!el) return '';
     el.focus();
     if (el.tagName === 'TEXTAREA' || el.tagName === 'INPUT') {
       Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), 'value').set.call(el, text);
       el.dispatchEvent(new Event('input', { bubbles: true }));
       el.dispatchEvent(new Event('change', { bubbles: true }));
-      return true;
+    } else {
+      caretToEnd(el);
+      document.execCommand('insertText', false, text);
     }
-    caretToEnd(el);
-    return document.execCommand('insertText', false, text);
+    return inputText(el);
   };
-  W.clickSend = () => {
+  // `markFirst`: notices shown now are not news (see `mark`), in the same round trip as the click.
+  W.clickSend = (markFirst) => {
+    if (markFirst) W.mark(false);
     const b = findSend(allRoots());
     if (!b || isDisabled(b)) return false;
     b.click();
