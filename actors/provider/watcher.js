@@ -193,8 +193,7 @@ function install(cfg, binding) {
     const scopes = [...(turnScope ? [turnScope] : []), ...deep(sel('thinkingIndicator'), roots)];
     const answered = !!last && (!lastUser || precedes(lastUser, last));
     const thinking = skipThinking || (answered && exactLabelIn(scopes, lab('thinking')));
-    const main = deep(sel('main'), roots)[0] || document.body;
-    const generatingText = visibleTextHas(main, lab('generating'));
+    const generatingText = visibleTextHas(document.body, lab('generating'));
     const mic = deep(sel('mic'), roots).filter((img) => isVisible(img.closest('button') || img)).length > 0;
     const lastFeedback = last ? deep(sel('feedback'), roots).some((img) => within(img, last)) : false;
     const loginEl = deep(sel('login'), roots).find(isVisible)
