@@ -339,3 +339,16 @@ async def test_a_suspicious_answer_is_delivered_with_a_warning_and_the_session_s
     assert warning["code"] == "suspicious_answer" and Path(warning["debugDump"]).is_file()
     assert sc2["url"] == sc["url"]  # the session was saved: the conversation goes on
     assert [h["status"] for h in history] == ["ok", "ok"] and history[0]["warnings"]
+
+
+async def test_private_text_keeps_question_answer_and_page_text_out_of_debug_dumps(sites: FakeSites,
+                                                                                    tmp_path: Path) -> None:
+    sites.gemini.set_next(text="Nothing to see here.", **FAST)
+    q = "What is 11 times 11, in secret?"
+    async with open_bridge(sites, tmp_path, env={"AI_BRIDGE_PRIVATE_TEXT": "true"}) as b:
+        res = await b.call("ask_gemini_web", {"question": q})
+        [warning] = res.structured_content["warnings"]
+        dump = Path(warning["debugDump"]).read_text()
+    assert res.content[0].text == "Nothing to see here."  # the caller still gets the answer
+    assert "secret" not in dump and "Nothing to see" not in dump
+    assert f"[{len(q)} characters, not kept]" in dump

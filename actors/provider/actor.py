@@ -84,7 +84,7 @@ class Busy:
 class ProviderActor:
     def __init__(self, ctx: ActorContext[ProviderRequest], table: ProviderTable, memory: ProviderMemory, *,
                  stall_s: float | None, use_open_tabs: bool, debug_dir: Path | None, dumps_keep: int,
-                 nursery: trio.Nursery) -> None:
+                 private_text: bool, nursery: trio.Nursery) -> None:
         self.ctx = ctx
         self.t = table
         self.name = ProviderName(table.name)
@@ -97,6 +97,7 @@ class ProviderActor:
         self.nursery = nursery
         self.debug_dir = debug_dir  # seed 9.4 dumps; the newest `dumps_keep` are kept (both providers together)
         self.dumps_keep = dumps_keep
+        self.private_text = private_text  # dumps keep the sizes of the question, answer and page text, not the text
         self.busy: Busy | None = None  # the running ask, for ProviderStatus (console, bridge_status)
         self.flow: AskFlow | None = None
         self.session: SessionEntry | None = None  # the project's session as the running ask found it
@@ -180,8 +181,9 @@ class ProviderActor:
         now = time.time()
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now)) + f"{now % 1:.3f}"[1:]
         path = self.debug_dir / f"{self.t.name}-{stamp}-{why}.json"
+        state = page.state.as_json() if page.state else None
         record: dict[str, object] = {"why": why, "provider": self.t.name, "at": stamp, "question": question,
-                                     "answer": answer, "state": page.state.as_json() if page.state else None}
+                                     "answer": answer, "state": state}
         try:
             # Seed 9.5's debug fields: enough to tell a login page, an error banner or a changed layout apart.
             with trio.move_on_after(self.to.script_s):
@@ -190,6 +192,13 @@ class ProviderActor:
                                "bodyLen": facts.get("textLength"), "bodySnippet": facts.get("text")})
         except BridgeError as exc:
             record["dumpError"] = str(exc)
+        if self.private_text:
+            for key in ("question", "answer", "bodySnippet"):
+                value = record.get(key)
+                if isinstance(value, str):
+                    record[key] = f"[{len(value)} characters, not kept]"
+            if state is not None:
+                state.update(lastHead="[not kept]", lastUser="[not kept]")
         keep = self.dumps_keep
 
         def write() -> None:
@@ -240,12 +249,14 @@ async def run(
     stall_s: float | None = None,
     use_open_tabs: bool = False,
     dumps_keep: int = 0,
+    private_text: bool = False,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     asks_send, asks_recv = trio.open_memory_channel[Envelope[ProviderRequest]](math.inf)
     async with trio.open_nursery() as nursery:
         actor = ProviderActor(ctx, table, memory if memory is not None else ProviderMemory(), stall_s=stall_s,
-                              use_open_tabs=use_open_tabs, dumps_keep=dumps_keep, nursery=nursery,
+                              use_open_tabs=use_open_tabs, dumps_keep=dumps_keep, private_text=private_text,
+                              nursery=nursery,
                               debug_dir=state_dir / "debug" if state_dir is not None and dumps_keep else None)
 
         async def inspect_one(msg: ProviderRequest) -> Reply[object]:

@@ -52,7 +52,7 @@ def build_tree(config: Config, system: ActorSystem, *, with_front: bool = True, 
         SupervisorSpec("providers", tuple(
             child(t.name, provider.run, table=t, memory=provider.ProviderMemory(), state_dir=config.state_dir,
                   stall_s=config.stall_s, use_open_tabs=config.use_open_tabs, dumps_keep=config.debug_dumps_keep,
-                  shutdown=1.5)
+                  private_text=config.private_text, shutdown=1.5)
             for t in (chatgpt.TABLE, gemini.TABLE)
         ), strategy=Strategy.ONE_FOR_ONE, max_restarts=10, period=60,
             on_intensity=OnIntensity.CONTAIN).as_child(shutdown=2.0),

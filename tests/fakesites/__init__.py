@@ -103,8 +103,8 @@ Japanese answer.
     thinkingSeconds, thinkingSkipped, streamEndAtMs, completedAtMs
 
 ``status``: received | thinking | streaming | complete | rate_limited | stuck | never | error (siteError) |
-disconnected (the page went away or clicked stop) | aborted (``/__reset`` during the answer). All times are wall-clock epoch ms
-(floats). ``streamEndAtMs``: server time right after the transport accepted the final chunk.
+disconnected (the page went away or clicked stop) | aborted (``/__reset`` during the answer). All times are
+wall-clock epoch ms (floats). ``streamEndAtMs``: server time right after the transport accepted the final chunk.
 ``completedAtMs``: reported by the page, ``performance.timeOrigin + performance.now()`` taken right after it
 switched its UI to idle (stop button gone, send button back; Gemini also feedback buttons and mic) — the moment
 a detector could first see completion, so detection latency = detection time - completedAtMs exactly (same
