@@ -221,6 +221,16 @@ class ModelResponse extends ShadowElement {
     this.container.insertBefore(this.thoughts, this.content);
   }
 
+  endThinking() {
+    if (!this.thoughts) return;
+    const body = h('div', { class: 'thoughts-body', hidden: true }, 'Considered the question.');
+    const btn = h('button', {
+      class: 'thoughts-header-button', 'aria-expanded': 'false',
+      onclick: () => { body.hidden = !body.hidden; btn.setAttribute('aria-expanded', String(!body.hidden)); },
+    }, T.showThinking);
+    this.thoughts.replaceChildren(h('div', { class: 'thoughts-header' }, btn), body);
+  }
+
   complete() {
     if (this.footer) return;
     this.markdown.setAttribute('aria-busy', 'false');
@@ -452,6 +462,7 @@ async function send() {
     if (err && err.name === 'AbortError') {
       if (response) response.complete();
     } else {
+      console.error('gemini fake: stream failed', err);
       app.history.notice(T.netError);
     }
   }
