@@ -239,6 +239,6 @@ def make_flow(page: FakePage, table: ProviderTable, question: str = "What is 6 t
 
     flow = AskFlow(page, table, to, question=question, new_chat=new_chat, session_url=session_url,
                    budget=AskBudget(trio.current_time() + timeout_s, attempt, 3), memo=memo or AskMemo(),
-                   progress=progress, log=LOG, dump=dump)
+                   progress=progress, log=LOG, dump=dump, spawn=page.nursery.start_soon)
     run_.append(Run(flow, page))
     return run_[0]

@@ -158,7 +158,8 @@ class ProviderActor:
         page = await self.connect(session, fresh=budget.attempt > 1, url=start_url)
         flow = AskFlow(page, self.t, self.to, question=msg.question, new_chat=msg.new_chat,
                        session_url=session.url if session is not None else None, budget=budget, memo=memo,
-                       progress=progress, log=self.log, dump=lambda why: self.debug_dump(page, why, msg.question))
+                       progress=progress, log=self.log, dump=lambda why: self.debug_dump(page, why, msg.question),
+                       spawn=self.nursery.start_soon)
         self.flow = flow
         flow.mark("connect")
         out = await flow.run()

@@ -24,6 +24,7 @@ import attrs
 import trio
 
 from supervisor.errors import (
+    BridgeError,
     InputRejected,
     LoginRequired,
     NoResponse,
@@ -36,7 +37,7 @@ from supervisor.errors import (
 
 from ..protocol.provider import AskPhase
 from .page import Box, Extracted, Notice, NoticeKind, PageState, Predicate
-from .tab import AskMemo, PageTimeout
+from .tab import AskMemo, PageTimeout, TabGone
 from .table import Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch, rate_limit_text
 
 MAX_PARTIAL = 200_000  # characters of partial answer a progress item carries (background jobs keep it)
@@ -184,6 +185,7 @@ def notice_error(table: ProviderTable, notice: Notice, partial: str | None = Non
 
 
 Progress = Callable[[AskPhase, int, str], None]
+Spawn = Callable[[Callable[[], Awaitable[None]]], None]  # start a side task that outlives no one (nursery.start_soon)
 
 
 class AskFlow:
@@ -191,7 +193,7 @@ class AskFlow:
 
     def __init__(self, page: Page, table: ProviderTable, timeouts: Timeouts, *, question: str, new_chat: bool,
                  session_url: str | None, budget: AskBudget, memo: AskMemo, progress: Progress,
-                 log: logging.Logger, dump: Callable[[str], Awaitable[str]]) -> None:
+                 log: logging.Logger, dump: Callable[[str], Awaitable[str]], spawn: Spawn) -> None:
         self.page = page
         self.t = table
         self.to = timeouts
@@ -203,6 +205,8 @@ class AskFlow:
         self.progress = progress
         self.log = log
         self.dump = dump  # (why) -> where the debug dump went
+        self.spawn = spawn
+        self.partial_running = False
         self.stage = Stage.PREPARING
         self.chars = 0
         self.stop_shown = False  # in the last state seen
@@ -437,16 +441,14 @@ class AskFlow:
             if started and self.stage is Stage.WAITING:
                 self.stage = Stage.ANSWERING
             self.chars = s.last_len if started else 0
-            if started and now - last_progress >= self.to.progress_every_s:
+            if started and now - last_progress >= self.to.progress_every_s and not self.partial_running:
                 last_progress = now
                 if s.thinking and s.last_len == 0:
                     self.progress(AskPhase.THINKING, 0, "")
                 elif s.last_len > 0:
-                    try:
-                        partial = (await page.extract()).text
-                    except ProviderError:
-                        partial = ""
-                    self.progress(AskPhase.ANSWERING, s.last_len, partial[-MAX_PARTIAL:])
+                    # Read the partial answer on the side: judging the next report never waits for a conversion.
+                    self.partial_running = True
+                    self.spawn(lambda: self.send_partial(s.last_len))
 
         # A response starts (seed: new assistant/model response within 30 s), or a notice ends the ask.
         new_response_s = self.budget.share(self.to.new_response_s, self.to.min_stall_s, self.to.attempt_reserve_s)
@@ -500,6 +502,16 @@ class AskFlow:
                               "the question again.")
         return Outcome(answer, (await page.current()).url, reason or "resumed", got.how,
                        thinking_seen or st.thinking_done, detected_ms, resumed)
+
+    async def send_partial(self, chars: int) -> None:
+        try:
+            text = (await self.page.extract()).text
+        except (BridgeError, TabGone):
+            text = ""  # progress is advisory; the flow itself notices a broken tab
+        finally:
+            self.partial_running = False
+        if self.stage in (Stage.WAITING, Stage.ANSWERING):  # never after the answer is being read
+            self.progress(AskPhase.ANSWERING, chars, text[-MAX_PARTIAL:])
 
     async def read(self, st: PageState) -> Extracted:
         """The answer's text: a hidden tab is brought to the front first (a hidden React page renders no text,

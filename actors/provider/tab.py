@@ -98,6 +98,7 @@ class TabSession:
         self.changed = trio.Event()
         self.broken: str | None = None
         self.fresh = True  # a document not yet through the reconnect guard (see AskFlow.guard)
+        self.reported_at = -1e9  # trio time of the last report or poll
         self._send, self.events = trio.open_memory_channel[TabEvent](1000)
         self._bad_reports = 0
 
@@ -120,6 +121,8 @@ class TabSession:
     async def healthy(self) -> bool:
         if self.broken:
             return False
+        if trio.current_time() - self.reported_at < self.to.alive_s:
+            return True  # it just spoke (a close or detach would have broken the session already)
         try:
             with trio.fail_after(self.to.health_check_s):
                 await self.tab.evaluate("1", timeout_s=self.to.health_check_s)
@@ -180,6 +183,7 @@ class TabSession:
 
     def _set(self, state: PageState) -> None:
         self.state = state
+        self.reported_at = trio.current_time()
         self._wake()
 
     def _wake(self) -> None:

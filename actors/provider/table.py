@@ -37,6 +37,8 @@ class Timeouts:
     text_render_s: float = 120.0  # answer text is rendered after completion (thinking, hidden tab)
     visible_s: float = 0.5  # a tab brought to the front reports itself visible (within ms when it works)
     health_check_s: float = 4.0
+    alive_s: float = 5.0  # a tab whose watcher reported this recently needs no health check (its events would say
+                          # at once if it closed or detached)
     stall_s: float = 120.0  # stop button up, no thinking, no new text this long: stuck (capped by the budget)
     min_stall_s: float = 2.0  # the shortest stall threshold a short deadline may impose
     attempt_reserve_s: float = 3.0  # kept for each later attempt's reload and typing when sharing the budget
