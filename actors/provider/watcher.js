@@ -87,7 +87,10 @@ function install(cfg, binding) {
   // count). A cheap textContent test first: most reports have no match at all.
   const visibleTextHas = (root, labels) => {
     if (!labels.length || !root) return false;
-    const all = root.textContent || '';
+    // Native textContent of the top-level children, scripts left out (a site's i18n strings live in inline scripts):
+    // the walk below runs only when a label is there at all.
+    let all = '';
+    for (const c of root.childNodes) if (c.nodeName !== 'SCRIPT' && c.nodeName !== 'STYLE') all += c.textContent || '';
     if (!labels.some((l) => all.includes(l))) return false;
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     for (let n = walker.nextNode(); n; n = walker.nextNode()) {
@@ -104,8 +107,9 @@ function install(cfg, binding) {
     let budget = 3000;
     for (const scope of scopes) {
       const root = scope.shadowRoot || scope;
-      const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-      for (let n = walker.nextNode(); n && budget > 0; n = walker.nextNode(), budget -= 1) {
+      const all = root.textContent || '';
+      const walker = labels.some((l) => all.includes(l)) ? document.createTreeWalker(root, NodeFilter.SHOW_TEXT) : null;
+      for (let n = walker && walker.nextNode(); n && budget > 0; n = walker.nextNode(), budget -= 1) {
         const t = n.data.trim();
         if (t && labels.includes(t) && isVisible(n.parentElement)) return true;
       }
@@ -177,16 +181,17 @@ function install(cfg, binding) {
     const roots = allRoots();
     if (W.cfg.shadow) for (const r of roots) if (r !== document && !W.roots.has(r)) { W.roots.add(r); observe(r); }
     const input = deep(sel('input'), roots).filter(isVisible)[0] || null;
-    const buttons = deep(['button', '[role="button"]'], roots).filter(isVisible);
+    // Every button of the page, but the (layout-forcing) visibility check only for those whose label matches.
+    const buttons = deep(['button', '[role="button"]'], roots);
     const stop = deep(sel('stop'), roots).filter(isVisible).length > 0
-      || buttons.some((b) => hasLabel(b, lab('stop')) && !isDisabled(b));
+      || buttons.some((b) => hasLabel(b, lab('stop')) && !isDisabled(b) && isVisible(b));
     const send = findSend(roots);
     const { msgs, turns, last, lastTurn } = responses(roots);
     const users = deep(sel('user'), roots);
     const lastUser = lastOf(users);
     const content = contentOf(last);
     const text = content ? deepText(content) : '';
-    const skipThinking = buttons.some((b) => hasLabel(b, lab('skipThinking')));
+    const skipThinking = buttons.some((b) => hasLabel(b, lab('skipThinking')) && isVisible(b));
     const turnScope = lastTurn || last;
     const thinkingDone = !!turnScope && Array.from((turnScope.querySelectorAll && turnScope.querySelectorAll('button')) || [])
       .some((b) => hasLabel(b, lab('thinkingDone')));
@@ -197,7 +202,7 @@ function install(cfg, binding) {
     const mic = deep(sel('mic'), roots).filter((img) => isVisible(img.closest('button') || img)).length > 0;
     const lastFeedback = last ? deep(sel('feedback'), roots).some((img) => within(img, last)) : false;
     const loginEl = deep(sel('login'), roots).find(isVisible)
-      || (!input && buttons.find((b) => lab('login').some((l) => (b.textContent || '').trim() === l)));
+      || (!input && buttons.find((b) => lab('login').some((l) => (b.textContent || '').trim() === l) && isVisible(b)));
     return {
       url: location.href,
       ready: document.readyState,
@@ -304,7 +309,7 @@ function install(cfg, binding) {
   };
   // `markFirst`: notices shown now are not news (see `mark`), in the same round trip as the click.
   W.clickSend = (markFirst) => {
-    if (markFirst) W.mark(false);
+    if (markFirst) W.mark(false, true);
     const b = findSend(allRoots());
     if (!b || isDisabled(b)) return false;
     b.click();
@@ -327,7 +332,7 @@ function install(cfg, binding) {
   W.clickStop = () => { const b = W.stopButton(); if (!b) return false; b.click(); return true; };
   // Notices already shown are not news. `keepAfterLastUser`: a retry that did not send again still wants the
   // notices that follow its question in the thread.
-  W.mark = (keepAfterLastUser) => {
+  W.mark = (keepAfterLastUser, quiet) => {
     const roots = allRoots();
     const lastUser = lastOf(deep(sel('user'), roots));
     W.marked = new WeakMap();
@@ -335,7 +340,7 @@ function install(cfg, binding) {
       if (keepAfterLastUser && lastUser && precedes(lastUser, el)) continue;
       W.marked.set(el, squash(labelOf(el)));
     }
-    report(true);
+    if (!quiet) report(true);  // a click follows at once when quiet: its mutations report
     return true;
   };
   // Seed 3.6: open the collapsed thinking of the last answer — only a button inside the last assistant turn.
@@ -352,7 +357,7 @@ function install(cfg, binding) {
 
   // The answer (seed 3.5 / 4.4): the table's anchors in order; the first whose element holds rendered text wins
   // (a hidden React page leaves empty list items and paragraphs, whose markdown is only markers).
-  const hasText = (el) => !!el && squash(deepText(el)).length > 0;
+  const hasText = (el) => !!el && (el.textContent || '').trim().length > 0;
   // Markdown that says something: more than list markers, fences and other syntax.
   const meaningful = (md) => md.replace(/^\s*([-*+]|\d+\.)\s/gm, '').replace(/[\s#>`|*_~-]/g, '').length > 0;
   const anchors = {
@@ -360,15 +365,15 @@ function install(cfg, binding) {
       const icons = deep(sel('feedback'), roots).filter((img) => img.getAttribute('alt') === 'thumb_up' && within(img, last));
       const btn = lastOf(icons) && lastOf(icons).closest('button');
       const box = btn && btn.parentElement && btn.parentElement.parentElement;
-      return hasText(box) ? toMarkdown(box) : '';
+      return box ? toMarkdown(box) : '';
     },
-    content: (roots, last) => { const c = contentOf(last); return c && c !== last && hasText(c) ? toMarkdown(c) : ''; },
+    content: (roots, last) => { const c = contentOf(last); return c && c !== last ? toMarkdown(c) : ''; },
     paragraphs: (roots, last, lastTurn) => {
       const scope = lastTurn || last;
       const ps = Array.from(scope.querySelectorAll('p'));
       return ps.map((p) => squash(p.innerText || p.textContent)).filter(Boolean).join('\n\n');
     },
-    turn: (roots, last) => (hasText(last) ? toMarkdown(last) : ''),
+    turn: (roots, last) => toMarkdown(last),
     'aria-live': (roots) => {
       const regions = deep(['[aria-live="polite"]'], roots).filter(hasText);
       return regions.length ? toMarkdown(lastOf(regions)) : '';
