@@ -117,6 +117,7 @@ class TabSession:
                 await self.tab.unsubscribe()
             except BridgeError:
                 pass
+        self._send.close()  # ends the pump (the relay drops events for a closed sink)
 
     async def healthy(self) -> bool:
         if self.broken:

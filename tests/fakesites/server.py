@@ -445,6 +445,9 @@ def _hypercorn_config(host: str, port: int, tls: dict) -> Config:
     cfg.accesslog = None
     cfg.errorlog = logging.getLogger("fakesites.hypercorn")
     cfg.graceful_timeout = 1.0
+    # The real sites' front ends keep an idle HTTP/2 connection for minutes (hypercorn's default is 5 s): a page
+    # asking again after 10 s reuses its connection there, so it does here too.
+    cfg.keep_alive_timeout = 300
     return cfg
 
 
