@@ -185,7 +185,7 @@ def notice_error(table: ProviderTable, notice: Notice, partial: str | None = Non
 
 
 Progress = Callable[[AskPhase, int, str], None]
-Spawn = Callable[[Callable[[], Awaitable[None]]], None]  # start a side task that outlives no one (nursery.start_soon)
+Spawn = Callable[[Callable[[], Awaitable[None]]], None]  # starts a side task in the actor's nursery; it never raises
 
 
 class AskFlow:
