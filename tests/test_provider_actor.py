@@ -13,19 +13,12 @@ import trio
 import trio.testing
 
 from actors import provider
-from actors.protocol.browser import BrowserRequest, EnsureBrowser
+from actors.protocol.browser import BrowserPhase, BrowserProgress, BrowserRequest, EnsureBrowser
 from actors.protocol.provider import CHATGPT, Ask, AskPhase, AskProgress
 from actors.protocol.session_store import AppendHistory, GetSession, HistoryRecord, SessionStoreRequest
 from actors.provider import chatgpt
 from supervisor.errors import ExtensionNotConnected, ResponseTimeout
-from supervisor.otp import ActorContext, ActorSystem, Progress, Registry, Strategy, SupervisorSpec, child
-
-
-@attrs.frozen
-class Waiting(Progress):
-    """What the browser actor streams while the user's Chrome has not connected yet."""
-
-    note: str
+from supervisor.otp import ActorContext, ActorSystem, Registry, Strategy, SupervisorSpec, child
 
 
 @attrs.define
@@ -43,7 +36,8 @@ async def fake_browser(ctx: ActorContext[BrowserRequest], *, browser: Browser,
             assert isinstance(env_msg, EnsureBrowser)
             t0 = trio.current_time()
             while trio.current_time() - t0 < browser.wait_s:  # even past its own timeout_s: a stuck browser actor
-                env.progress(Waiting("waiting for the extension"))  # type: ignore[attr-defined]
+                env.progress(BrowserProgress(BrowserPhase.WAITING_FOR_EXTENSION,  # type: ignore[attr-defined]
+                                             "Waiting for the ai-bridge extension to connect"))
                 await trio.sleep(browser.progress_every_s)
             env.fail(ExtensionNotConnected("the extension did not connect"))  # type: ignore[attr-defined]
 

@@ -36,7 +36,7 @@ from supervisor.errors import (
 )
 from supervisor.otp import ActorContext, Envelope, Progress, Reply, Retry
 
-from ..protocol.browser import BROWSER, EnsureBrowser
+from ..protocol.browser import BROWSER, BrowserProgress, EnsureBrowser
 from ..protocol.common import ProviderName
 from ..protocol.provider import (
     Ask,
@@ -147,7 +147,8 @@ class ProviderActor:
             env.progress(AskProgress(self.name, phase, chars, text))
 
         def browser_progress(item: Progress) -> None:
-            progress(AskPhase.WAITING_EXTENSION, 0, "")  # the browser actor is waiting for the extension
+            if isinstance(item, BrowserProgress):  # the browser actor waits for (or wakes) the extension
+                progress(AskPhase.WAITING_EXTENSION, 0, "")
 
         progress(AskPhase.CONNECTING, 0, "")
         wait_s = max(1.0, min(self.to.extension_wait_s, budget.remaining()))

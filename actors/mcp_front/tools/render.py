@@ -10,7 +10,7 @@ from supervisor.errors import ErrorInfo
 from ...protocol.common import ProviderName
 from ...protocol.jobs import JobStatus, JobView
 from ...protocol.provider import AskPhase, AskResult
-from ..toolkit import Output, Result
+from ..toolkit import Absent, Output, Result
 
 # --- output models (camelCase keys, as on the wire) ------------------------------------------------------------------
 
@@ -19,6 +19,8 @@ class ErrorOut(Output):
     code: str = Field(description="Stable error code; docs/troubleshooting.md has a section for each.")
     message: str
     hint: str | None
+    partial: str | Absent = Field(default=None, description="The answer received before a deadline or a stuck "
+                                  "page ended it.")
 
 
 class ErrorOnly(Output):
@@ -29,6 +31,8 @@ class Completion(Output):
     reason: str
     detectedAtMs: float
     thinking: bool
+    extractedBy: str = Field(description="Where the answer was read: content, paragraphs, turn, body, feedback, "
+                             "aria-live (docs/answers.md).")
 
 
 class AskWarningOut(Output):
