@@ -13,6 +13,7 @@ and deadlines end the ask with their own typed errors and are never retried.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import math
@@ -151,19 +152,33 @@ class ProviderActor:
                 progress(AskPhase.WAITING_EXTENSION, 0, "")
 
         progress(AskPhase.CONNECTING, 0, "")
-        wait_s = max(1.0, min(self.to.extension_wait_s, budget.remaining()))
+        # Ends a moment before the ask's deadline: a browser that never came is reported as such, not as a timeout.
+        wait_s = max(0.5, min(self.to.extension_wait_s, budget.remaining() - self.to.browser_margin_s))
         await self.ctx.ref(BROWSER).call(EnsureBrowser(timeout_s=wait_s), timeout=wait_s + 10,
                                          on_progress=browser_progress)
         session = self.session = await self.store.call(GetSession(msg.project, self.name), timeout=10)
         start_url = self.t.home_url if msg.new_chat or session is None else session.url
-        page = await self.connect(session, fresh=budget.attempt > 1, url=start_url)
-        flow = AskFlow(page, self.t, self.to, question=msg.question, new_chat=msg.new_chat,
-                       session_url=session.url if session is not None else None, budget=budget, memo=memo,
-                       progress=progress, log=self.log, dump=lambda why: self.debug_dump(page, why, msg.question),
-                       spawn=self.nursery.start_soon)
-        self.flow = flow
-        flow.mark("connect")
-        out = await flow.run()
+        for again in (False, True):
+            reused = self.page is not None and budget.attempt == 1 and not again
+            page = await self.connect(session, fresh=budget.attempt > 1 or again, url=start_url)
+            flow = AskFlow(page, self.t, self.to, question=msg.question, new_chat=msg.new_chat,
+                           session_url=session.url if session is not None else None, budget=budget, memo=memo,
+                           progress=progress, log=self.log,
+                           dump=functools.partial(self.dump_for, page, msg.question),
+                           spawn=self.nursery.start_soon)
+            self.flow = flow
+            flow.mark("connect")
+            try:
+                out = await flow.run()
+                break
+            except (TabGone, TabClosed) as exc:
+                # The tab we kept went away just before this ask (its close event was still on the way): lease a
+                # tab again, once — nothing was sent yet.
+                if not reused or memo.sent:
+                    raise
+                self.log.info("%s: the tab went away before the question was sent (%s); leasing one again",
+                              self.t.title, exc)
+                self.page = None
         flow.mark("total")
         warnings: list[AskWarning] = []
         if is_suspicious(out.answer, msg.question):
@@ -175,6 +190,9 @@ class ProviderActor:
                       flow.type_phase.value if flow.type_phase else "-", flow.send_method or "-", out.extracted_by,
                       len(out.answer))
         return result_of(self.name, out, _timings(t0, flow.marks), budget.attempt - 1, tuple(warnings))
+
+    async def dump_for(self, page: TabSession, question: str, why: str) -> str:
+        return await self.debug_dump(page, why, question)
 
     async def debug_dump(self, page: TabSession, why: str, question: str, answer: str = "") -> str:
         """Seed 9.4: keep the page state for later diagnosis in <state-dir>/debug/."""

@@ -24,6 +24,7 @@ class Timeouts:
     new_tab_retries: int = 2
     new_tab_retry_after_s: float = 1.0
     extension_wait_s: float = 60.0  # EnsureBrowser: the extension connects, or the browser is launched
+    browser_margin_s: float = 1.0  # EnsureBrowser gives up this long before the ask's deadline (its error is clearer)
     page_load_s: float = 30.0  # readyState complete after a navigation
     input_s: float = 30.0  # the input box appears
     earlier_turns_s: float = 10.0  # a conversation page shows its earlier turns (reconnect guard, seed v2.0.10)
