@@ -255,6 +255,36 @@ async def test_only_a_headed_browser_outlives_a_killed_server(tmp_path: Path, se
 
 
 
+async def test_browser_log_is_never_written_through_a_symlink(tmp_path: Path, state_dir: Path,
+                                                             server_env: dict[str, str]) -> None:
+    """browser.log is a state file: a link planted in the state dir (by another user, before it was made private)
+    must not redirect the browser's output into a file of their choosing. The launch is refused, the target kept."""
+    pidfile = tmp_path / "browser.pid"
+    fake = tmp_path / "fake-chrome"
+    fake.write_text(FAKE_BROWSER.format(python=sys.executable, pidfile=str(pidfile)))
+    fake.chmod(0o755)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    state_dir.mkdir(parents=True, exist_ok=True)
+    (state_dir / "browser.log").symlink_to(victim)
+    args = [*serve_command(), "serve", "--browser", "launch", "--headless", f"--browser-path={fake}"]
+    proc = await trio.lowlevel.open_process(args, stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=server_env,
+                                            cwd=REPO)
+    assert proc.stderr is not None
+    seen = b""
+    try:
+        with trio.fail_after(20):
+            while b"is a symlink" not in seen:
+                chunk = await proc.stderr.receive_some(65536)
+                assert chunk, seen.decode(errors="replace")
+                seen += chunk
+    finally:
+        proc.kill()
+        await proc.wait()
+    assert victim.read_text() == "keep me\n"
+    assert not pidfile.exists()  # the browser was never started with its output going there
+
+
 # --- the browser-level CDP channel (a fake browser on real pipes) ---------------------------------------------------
 
 

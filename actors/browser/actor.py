@@ -40,6 +40,7 @@ from typing import assert_never
 import attrs
 import trio
 
+from supervisor import files
 from supervisor.config import Config
 from supervisor.constants import SHARED
 from supervisor.errors import BridgeError, BrowserLaunchFailed, ExtensionNotConnected, ProfileInUse
@@ -461,7 +462,8 @@ class Browser:
 
         def open_log() -> tuple[int, int]:
             self.browser_log.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.browser_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            # a state file like any other: never through a symlink another user planted, 0600
+            fd = files.open_private(self.browser_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
             return fd, os.lseek(fd, 0, os.SEEK_END)
 
         log_fd, offset = await trio.to_thread.run_sync(open_log)
