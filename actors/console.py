@@ -300,6 +300,10 @@ class ClientSession:
         self.stream = stream
         self.ns = ns
         self.current: trio.CancelScope | None = None
+        # An interrupt can overtake its eval (Ctrl-C right after Enter, a busy server): evals are numbered as they
+        # arrive, and an interrupt cancels every eval received before it, running or still queued.
+        self.received = 0
+        self.interrupted_upto = 0
         self.send_lock = trio.Lock()
 
     async def send(self, obj: dict[str, Any]) -> None:
@@ -307,7 +311,7 @@ class ClientSession:
             await self.stream.send_all((json.dumps(obj, ensure_ascii=False) + "\n").encode())
 
     async def run(self, banner: dict[str, Any]) -> None:
-        requests_send, requests_recv = trio.open_memory_channel[dict[str, Any]](16)
+        requests_send, requests_recv = trio.open_memory_channel[tuple[int, dict[str, Any]]](16)
         async with self.stream, trio.open_nursery() as nursery:
             await self.send(banner)
 
@@ -331,17 +335,20 @@ class ClientSession:
                             if not isinstance(req, dict):
                                 req = {"op": "bad"}
                             if req.get("op") == "interrupt":
+                                self.interrupted_upto = self.received
                                 if self.current is not None:
                                     self.current.cancel()
                                 continue
-                            await requests_send.send(req)
+                            if req.get("op") == "eval":
+                                self.received += 1
+                            await requests_send.send((self.received, req))
                 nursery.cancel_scope.cancel()
 
             nursery.start_soon(reader)
-            async for req in requests_recv:
-                await self.answer(req)
+            async for seq, req in requests_recv:
+                await self.answer(req, seq)
 
-    async def answer(self, req: dict[str, Any]) -> None:
+    async def answer(self, req: dict[str, Any], seq: int) -> None:
         op = req.get("op")
         if op == "complete":
             text = str(req.get("text", ""))
@@ -360,6 +367,8 @@ class ClientSession:
         error = False
         with trio.CancelScope() as scope:
             self.current = scope
+            if seq <= self.interrupted_upto:
+                scope.cancel()  # interrupted before it started
             try:
                 out = await evaluate(req["src"], self.ns)
             except Exception as exc:

@@ -247,3 +247,40 @@ def test_socket_path_falls_back_to_a_private_dir_for_deep_state_dirs(tmp_path: P
     path.parent.symlink_to(tmp_path)
     with pytest.raises(StateFileError, match="not a directory of ours"):
         socket_path(deep, 42)
+
+
+async def test_an_interrupt_that_overtakes_its_eval_still_cancels_it() -> None:
+    """Ctrl-C right after Enter: the interrupt can reach the server before the eval has started (it is still
+    queued behind another one). It must cancel that eval, not be dropped and leave it running forever."""
+    from actors.console import ClientSession as ConsoleSession
+
+    ours, theirs = trio.socket.socketpair()
+    client = trio.SocketStream(ours)
+    session = ConsoleSession(trio.SocketStream(theirs), {"trio": trio})
+    buf = b""
+
+    async def reply() -> dict[str, object]:
+        nonlocal buf
+        while b"\n" not in buf:
+            buf += await client.receive_some(65536)
+        line, buf = buf.split(b"\n", 1)
+        out: dict[str, object] = json.loads(line)
+        return out
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(session.run, {"banner": "test"})
+            assert (await reply()) == {"banner": "test"}
+            # Both evals and the interrupt in one write: the interrupt is read while the first eval runs and the
+            # second is still queued.
+            await client.send_all(b"".join(json.dumps(m).encode() + b"\n" for m in (
+                {"op": "eval", "src": "await trio.sleep(1000)"},
+                {"op": "eval", "src": "await trio.sleep(1000)"},
+                {"op": "interrupt"})))
+            first, second = await reply(), await reply()
+            assert first["error"] and "KeyboardInterrupt" in str(first["out"])
+            assert second["error"] and "KeyboardInterrupt" in str(second["out"])
+            # Evals after the interrupt run normally.
+            await client.send_all(json.dumps({"op": "eval", "src": "6 * 7"}).encode() + b"\n")
+            assert "42" in str((await reply())["out"])
+            await client.aclose()
