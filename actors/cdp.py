@@ -23,6 +23,10 @@ from .protocol.relay import ExtCommand, RelayRequest, Subscribe, TabEvent, Unsub
 Relay = ActorRef[RelayRequest]
 
 
+# The extension answers tabs.create within its waitMs; this much more is for the reply to come back.
+CREATE_REPLY_MARGIN_S = 1.0
+
+
 def _obj(value: JSON, what: str) -> JSONObject:
     if not isinstance(value, dict):
         raise BadExtensionReply(f"{what}: expected an object, got {type(value).__name__}",
@@ -100,7 +104,11 @@ class Extension:
         return tuple(TabInfo.parse(t, "tabs.query") for t in tabs)
 
     async def create_tab(self, url: str, *, new_window: bool, timeout_s: float) -> TabInfo:
-        got = await self.command("tabs.create", {"url": url, "newWindow": new_window}, timeout_s=timeout_s)
+        """The new tab, once loaded or `timeout_s` after it was made, whichever comes first (the load may go on:
+        the caller waits for the page it needs). The extension answers within `timeout_s`, so a created tab is
+        always ours to track, never left behind by a reply that came too late."""
+        params: JSONObject = {"url": url, "newWindow": new_window, "waitMs": int(timeout_s * 1000)}
+        got = await self.command("tabs.create", params, timeout_s=timeout_s + CREATE_REPLY_MARGIN_S)
         return TabInfo.parse(got.get("tab"), "tabs.create")
 
     async def attach(self, tab_id: int, *, claim: bool = False, timeout_s: float = 10.0) -> TabInfo | None:

@@ -442,10 +442,13 @@ const HANDLERS = {
   },
 
   async 'tabs.create'(conn, params) {
-    const { url, newWindow = false } = params;
+    const { url, newWindow = false, waitMs = CREATE_WAIT_MS } = params;
     const policy = policyOf(params);
     if (typeof url !== 'string') throw new CommandError('bad_params', 'url must be a string');
     if (typeof newWindow !== 'boolean') throw new CommandError('bad_params', 'newWindow must be a boolean');
+    if (!Number.isInteger(waitMs) || waitMs < 0 || waitMs > CREATE_WAIT_MS) {
+      throw new CommandError('bad_params', `waitMs must be an integer from 0 to ${CREATE_WAIT_MS}`);
+    }
     if (policy ? !urlAllowed(policy, url) : !siteAllowed(url, conn.selfTestUrl)) {
       throw policy ? denied('url', url) : new CommandError('site_not_allowed', `url not allowed: ${url}`);
     }
@@ -464,7 +467,9 @@ const HANDLERS = {
       this.claims.set(tab.id, conn);
       return { tab: this._generalInfo(tab, conn, policy) };
     }
-    return { tab: this._info(await this._waitLoaded(tab.id, CREATE_WAIT_MS), conn) };
+    // Wait for the load at most waitMs, then answer with the tab as it is: a reply after the server gave up
+    // would leave a window nobody owns (a heavy page, e.g. a long conversation, can take longer to load).
+    return { tab: this._info(await this._waitLoaded(tab.id, waitMs), conn) };
   },
 
   async 'tabs.activate'(conn, params) {
@@ -512,14 +517,17 @@ const HANDLERS = {
       return done();
     }
     const lease = {
-      conn, ready: null, subs: new Set(), url: tab.url, kind: policy ? 'general' : 'provider', policy,
+      conn, ready: null, subs: new Set(), url: tab.url || tab.pendingUrl, kind: policy ? 'general' : 'provider', policy,
       mainFrameId: null,
     };
     lease.ready = policy ? this._attachGeneral(tabId, lease) : this._attach(tabId);
     this.leases.set(tabId, lease);
     try {
       await lease.ready;
-      lease.url = (await this._getTab(tabId)).url; // in case it navigated before the lease existed
+      // In case it navigated before the lease existed. A tab still loading its first document has only a
+      // pendingUrl (its initial empty document holds nothing to read); onUpdated replaces it when that commits.
+      const now = await this._getTab(tabId);
+      lease.url = now.url || now.pendingUrl;
       // A connection that closed meanwhile was already released; a lease kept now would block the tab forever.
       if (conn.state === 'closed') throw new CommandError('internal', 'connection closed during attach');
     } catch (e) {

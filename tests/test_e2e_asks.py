@@ -298,6 +298,23 @@ async def test_a_fresh_tab_at_the_conversation_never_returns_the_previous_answer
     assert [e["question"] for e in log] == [q1, q2] and log[0]["conversationId"] == log[1]["conversationId"]
 
 
+@pytest.mark.parametrize("provider", ["chatgpt", "gemini"])
+async def test_a_page_slower_to_load_than_a_new_tabs_5_s_is_waited_for_in_the_one_tab(
+        sites: FakeSites, tmp_path: Path, provider: str) -> None:
+    """Seed 9.1 gives a new tab 5 s; a heavy page (a long conversation) can take longer to load. The tab made is
+    then still ours: the ask waits for its input box there, within its deadline. Found by the soak: each try used to
+    give up on a reply still coming, leave its window behind and open another on the same slow page."""
+    site: SiteControl = getattr(sites, provider)
+    site.set_next(**FAST)
+    site.set_page(count=1, slowLoadMs=7000)
+    async with open_bridge(sites, tmp_path) as b, b.devtools() as dt:
+        q = "What is 2 times 21?"
+        answered(await b.call(f"ask_{provider}_web", {"question": q}), q, provider)
+        assert len(await dt.pages(ORIGIN[provider])) == 1
+        assert "tab failed" not in b.log_text()
+    assert [e["question"] for e in site.log()] == [q]
+
+
 # --- extraction anchors (issue 15.7) ----------------------------------------------------------------------------------
 
 

@@ -19,7 +19,7 @@ import trio
 
 from supervisor.errors import BadExtensionReply, BridgeError, CdpError, TabClosed
 
-from ..cdp import CdpTab, Extension, Relay, TabInfo
+from ..cdp import CREATE_REPLY_MARGIN_S, CdpTab, Extension, Relay, TabInfo
 from ..protocol.common import JSON, JSONObject
 from ..protocol.relay import TabEvent, TabEventKind
 from ..protocol.session_store import SessionEntry
@@ -440,7 +440,7 @@ class Tabs:
             try:
                 # Its own window: the provider tab stays visible (no background-tab quirk, no hung screenshots),
                 # and parallel asks do not fight over focus.
-                with trio.fail_after(self.to.new_tab_s + 1):
+                with trio.fail_after(self.to.new_tab_s + CREATE_REPLY_MARGIN_S):
                     got = await self.extension.create_tab(url, new_window=True, timeout_s=self.to.new_tab_s)
                 self.memory.our_tabs[got.tab_id] = got.window_id
                 return got.tab_id

@@ -78,7 +78,8 @@ class SiteControl:
         return self.request("POST", "/__control", {"answers": list(scripts), "append": append})
 
     def set_page(self, count: int | None = None, **options: Any) -> dict:
-        """Page-load options: lang ("en"/"ja"), login, slowBootMs, editor ("prosemirror"/"textarea")."""
+        """Page-load options: lang ("en"/"ja"), login, slowBootMs, slowLoadMs, historyDelayMs, editor
+        ("prosemirror"/"textarea"), sendClick, layout."""
         return self.request("POST", "/__control", {"page": {**options, "count": count}})
 
     def control(self, body: dict) -> dict:

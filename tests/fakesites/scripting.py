@@ -111,6 +111,8 @@ class PageOptions:
     login: bool = False            # serve the logged-out page: no input box, a "Log in" button
     slowBootMs: float = 0.0        # the app's boot request is answered this late, so the input box appears late
     historyDelayMs: float = 0.0    # an existing conversation's turns arrive this late after the input box
+    slowLoadMs: float = 0.0        # the HTML document itself is served this late (a long conversation, a slow
+                                   # network): the tab stays 'loading' well past the seed's 5 s for a new tab
     editor: str = "prosemirror"    # ChatGPT only: "prosemirror" (contenteditable div) | "textarea"
     sendClick: str = "any"         # what the send button answers: "any" click, "trusted" (real mouse) clicks
                                    # only, or "none" (only Enter sends)
@@ -138,7 +140,7 @@ class PageOptions:
             raise ControlError(f"layout must be one of {', '.join(LAYOUTS)}")
         if not isinstance(opts.login, bool):
             raise ControlError("login must be a boolean")
-        for name in ("slowBootMs", "historyDelayMs"):
+        for name in ("slowBootMs", "historyDelayMs", "slowLoadMs"):
             value = getattr(opts, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
                 raise ControlError(f"{name} must be a number >= 0")

@@ -139,6 +139,12 @@ async def _boot_delay(site: SiteState) -> None:
         await trio.sleep(delay / 1000.0)
 
 
+async def _load_delay(site: SiteState) -> None:
+    delay = site.page.slowLoadMs  # the options the coming take_page() uses
+    if delay > 0:
+        await trio.sleep(delay / 1000.0)
+
+
 async def _history_delay(site: SiteState) -> None:
     delay = site.history_delay_ms(request.args.get("b", ""))
     if delay > 0:
@@ -192,10 +198,12 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
 
     @app.get("/")
     async def home() -> Response:
+        await _load_delay(site)
         return page("/")
 
     @app.get("/c/<conversation_id>")
     async def conversation_page(conversation_id: str) -> Response:
+        await _load_delay(site)
         return page(f"/c/{conversation_id}")
 
     @app.get("/cdn/assets/app.js")
@@ -325,10 +333,12 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
 
     @app.get("/app")
     async def app_home() -> Response:
+        await _load_delay(site)
         return page("/app")
 
     @app.get("/app/<conversation_id>")
     async def app_conversation(conversation_id: str) -> Response:
+        await _load_delay(site)
         return page(f"/app/{conversation_id}")
 
     @app.get("/_/static/gemini.js")
