@@ -76,6 +76,8 @@ async def main(asks: int, fault_every: int) -> None:
     outcomes: collections.Counter[str] = collections.Counter()
     injected: collections.Counter[str] = collections.Counter()
     kinds = ["drop", "worker", "tab"]
+    unrecovered: list[str] = []  # a failed ask that was not its provider's first since a fault
+    first_since_fault = {"chatgpt": False, "gemini": False}
     try:
         sites.chatgpt.set_next(chunks=3, intervalMs=10, firstTokenMs=20)
         sites.gemini.set_next(chunks=3, intervalMs=10, firstTokenMs=20)
@@ -93,16 +95,22 @@ async def main(asks: int, fault_every: int) -> None:
                         kind = kinds[(i // fault_every) % len(kinds)]
                         await fault(b, dt, kind)
                         injected[kind] += 1
+                        first_since_fault = {"chatgpt": True, "gemini": True}
                     provider = ("chatgpt", "gemini")[i % 2]
                     res = await b.call(f"ask_{provider}_web", {"question": f"Soak question {i}: what is {i} plus 2?",
                                                                 "timeout_s": 60})
                     code = "ok" if not res.is_error else res.structured_content["error"]["code"]
                     outcomes[code] += 1
+                    if code != "ok" and not first_since_fault[provider]:
+                        unrecovered.append(f"ask {i} ({provider}): {code}")
+                    first_since_fault[provider] = False
                     if (i + 1) % 100 == 0:
                         print(f"{i + 1} asks, {time.monotonic() - t0:.0f} s, rss {rss_kib(pid)} KiB, "
                               f"fds {fds(pid)}", file=sys.stderr, flush=True)
                 await trio.sleep(2)  # let restarts and reconnects settle
                 end = (rss_kib(pid), fds(pid), await tasks(b))
+                pages = [t for t in (await dt.send("Target.getTargets"))["targetInfos"] if t["type"] == "page"
+                         and t["url"].startswith(("https://chatgpt.com", "https://gemini.google.com"))]
     finally:
         sites.close()
 
@@ -116,6 +124,8 @@ async def main(asks: int, fault_every: int) -> None:
         print(f"{name:<22}{a:>10}{z:>10}{growth(a, z):>10}")
     print("outcomes:", dict(outcomes))
     print("faults injected:", dict(injected))
+    print(f"provider tabs open at the end: {len(pages)} (one per provider expected; more means tabs left behind)")
+    print(f"failures not right after a fault: {len(unrecovered)}" + "".join(f"\n  {u}" for u in unrecovered[:20]))
 
 
 if __name__ == "__main__":
