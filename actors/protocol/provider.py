@@ -185,7 +185,69 @@ class ProviderStatus(Request[ProviderReport]):
     pass
 
 
-ProviderRequest = Ask | Snapshot | GetDom | ProviderStatus
+class ProbeStatus(enum.StrEnum):
+    OK = "ok"  # the entry's first selector (or label) matched
+    FALLBACK = "fallback"  # only a later one in the list matched: the first has drifted
+    MISSING = "missing"  # none matched
+    NOT_APPLICABLE = "not_applicable"  # cannot be judged on this page (detail says why), e.g. stop while idle
+
+
+@attrs.frozen
+class ProbeItem:
+    """One checked entry of a provider table, named as the table spells it (`chatgpt.selectors.input`)."""
+
+    entry: str
+    status: ProbeStatus
+    matched: str | None  # the selector or label that matched
+    detail: str
+    required: bool = True  # a missing required item breaks asks; an optional one only weakens a fallback
+
+    def as_json(self) -> dict[str, object]:
+        return {"entry": self.entry, "status": self.status.value, "matched": self.matched, "detail": self.detail,
+                "required": self.required}
+
+
+@attrs.frozen
+class ProbeReport:
+    """What a probe saw on a provider page; nothing was typed or sent."""
+
+    provider: ProviderName
+    url: str
+    signed_in: bool | None  # None: could not tell
+    language: str  # "en", "ja" or "" (unknown)
+    items: tuple[ProbeItem, ...]
+    overridden: tuple[str, ...]  # the table entries the user's providers.toml prepends to
+
+    @property
+    def broken(self) -> tuple[ProbeItem, ...]:
+        """The required items that are missing: the entries to update."""
+        return tuple(i for i in self.items if i.required and i.status is ProbeStatus.MISSING)
+
+    @property
+    def ok(self) -> bool:
+        return not self.broken and self.signed_in is not False
+
+    def as_json(self) -> dict[str, object]:
+        return {"provider": self.provider.value, "url": self.url, "signedIn": self.signed_in,
+                "language": self.language, "ok": self.ok, "broken": [i.entry for i in self.broken],
+                "overridden": list(self.overridden), "items": [i.as_json() for i in self.items]}
+
+
+@attrs.frozen
+class Probe(Request[ProbeReport]):
+    """Open the provider page as an ask would (the project's kept conversation when it has one, else the site's
+    home page) and check every entry of the provider table against it. Never types, clicks or sends. Queued with
+    the asks (it may navigate the tab); `timeout_s` bounds it from when it was sent."""
+
+    project: str | None = None
+    timeout_s: float = 60.0
+
+    @property
+    def call_timeout_s(self) -> float:
+        return self.timeout_s + 10.0
+
+
+ProviderRequest = Ask | Snapshot | GetDom | ProviderStatus | Probe
 CHATGPT = Address[ProviderRequest]("chatgpt", ProviderRequest)
 GEMINI = Address[ProviderRequest]("gemini", ProviderRequest)
 

@@ -17,6 +17,7 @@ import functools
 import json
 import logging
 import math
+import re
 import time
 from pathlib import Path
 from typing import assert_never
@@ -48,6 +49,8 @@ from ..protocol.provider import (
     AskWarning,
     BusyAsk,
     GetDom,
+    Probe,
+    ProbeReport,
     ProviderReport,
     ProviderRequest,
     ProviderStatus,
@@ -64,7 +67,7 @@ from ..protocol.session_store import (
     SaveSession,
     SessionEntry,
 )
-from . import inspect
+from . import inspect, probe
 from .flow import AskBudget, AskFlow, Outcome, Stuck, StuckKind, is_suspicious
 from .tab import AskMemo, PageTimeout, ProviderMemory, TabGone, Tabs, TabSession
 from .table import ProviderTable, Timeouts
@@ -136,6 +139,35 @@ class ProviderActor:
         await self.drop_page()
         self.page = await self.tabs.for_inspection(session, self.nursery)
         return self.page
+
+    # -- the health probe -------------------------------------------------------------------------------------------
+
+    async def probe(self, msg: Probe, deadline: float) -> ProbeReport:
+        """Open the page as an ask would (the project's kept conversation, else the tab where it is or a new one at
+        the home page) and read it with probe.js. Types, clicks and sends nothing."""
+        wait_s = max(0.5, min(self.to.extension_wait_s, deadline - trio.current_time() - self.to.browser_margin_s))
+        await self.ctx.ref(BROWSER).call(EnsureBrowser(timeout_s=wait_s), timeout=wait_s + 10)
+        session = await self.store.call(GetSession(msg.project, self.name), timeout=10) if msg.project else None
+        kept = session.url if session is not None and re.match(self.t.conversation_re, session.url) else None
+        page = await self.connect(session, fresh=False, url=kept or self.t.home_url)
+        st = await page.current()
+        if kept is not None and st.url != kept:
+            await page.navigate(kept)  # read only: the kept conversation is looked at, never typed into
+        # The page as an ask finds it: loaded, the input box (or a login page) shown, an existing conversation's
+        # turns arrived. A drifted selector makes these waits run out; the probe then reads the page as it is.
+        room = max(0.5, deadline - trio.current_time() - self.to.script_s)
+        with contextlib.suppress(PageTimeout):
+            st = await page.wait_for(lambda s: s.ready == "complete" and (s.input_found or s.login),
+                                     min(self.to.input_s, room), "the input box")
+        if re.match(self.t.conversation_re, st.url):
+            with contextlib.suppress(PageTimeout):
+                await page.wait_for(lambda s: s.user_count > 0,
+                                    min(self.to.earlier_turns_s, max(0.5, deadline - trio.current_time() - 5)),
+                                    "earlier turns")
+        seen = await probe.read_page(page)
+        report = probe.judge(self.t, seen, overridden=self.t.overridden)
+        self.log.info("%s probe: %s", self.t.title, ", ".join(f"{i.entry}={i.status.value}" for i in report.items))
+        return report
 
     # -- one attempt -------------------------------------------------------------------------------------------------
 
@@ -301,15 +333,15 @@ async def run(
                         return msg.reply(await inspect.get_dom(actor.name, page, msg))
                     except TabGone as exc:
                         raise TabClosed(f"the {actor.t.title} tab went away: {exc}") from exc
-                case Ask():
-                    raise AssertionError("asks are queued, not inspected")
+                case Ask() | Probe():
+                    raise AssertionError("asks and probes are queued, not inspected")
                 case _:
                     assert_never(msg)
 
         nursery.start_soon(_asker, actor, asks_recv)
         task_status.started()
         async for env in ctx.messages():
-            if isinstance(env.message, Ask):
+            if isinstance(env.message, Ask | Probe):
                 env.started = False  # queued: a crash now does not count as an attempt of this ask
                 asks_send.send_nowait(env)  # asks run one at a time, in arrival order
             else:
@@ -320,7 +352,13 @@ async def run(
 async def _asker(actor: ProviderActor, asks: trio.MemoryReceiveChannel[Envelope[ProviderRequest]]) -> None:
     async for env in asks:
         msg = env.message
-        if env.abandoned or env.answered or not isinstance(msg, Ask):
+        if env.abandoned or env.answered:
+            continue
+        if isinstance(msg, Probe):  # a probe may navigate the tab: never while an ask runs in it
+            env.started = True
+            await _one_probe(actor, env, msg)
+            continue
+        if not isinstance(msg, Ask):
             continue
         env.started = True
         actor.busy = Busy(msg.ask_id, msg.question[:80], env.attempt, trio.current_time())
@@ -329,6 +367,36 @@ async def _asker(actor: ProviderActor, asks: trio.MemoryReceiveChannel[Envelope[
         finally:
             actor.busy = None
             actor.flow = None
+
+
+async def _one_probe(actor: ProviderActor, env: Envelope[ProviderRequest], msg: Probe) -> None:
+    deadline = env.enqueued_at + msg.timeout_s
+    with trio.CancelScope() as scope:
+
+        async def watch_abandon() -> None:
+            await env.wait_abandoned()
+            scope.cancel()
+
+        async with trio.open_nursery() as inner:
+            inner.start_soon(watch_abandon)
+            try:
+                with trio.move_on_at(deadline) as timer:
+                    report = await actor.probe(msg, deadline)
+                    env.reply(msg.reply(report))
+                if timer.cancelled_caught:
+                    env.fail(ResponseTimeout(f"the {actor.t.title} probe did not finish within {msg.timeout_s:g}s",
+                                             hint="Check the browser with bridge_status, or allow more time."))
+            except TabGone as exc:
+                actor.page = None
+                env.fail(TabClosed(f"the {actor.t.title} tab went away during the probe: {exc}"))
+            except (ExtensionDisconnected, TabClosed) as exc:
+                actor.page = None
+                env.fail(exc)
+            except BridgeError as exc:
+                env.fail(exc)
+            inner.cancel_scope.cancel()
+    if scope.cancelled_caught and not env.answered:
+        env.fail(AskCancelled(f"the {actor.t.title} probe was cancelled"))
 
 
 async def _one_ask(actor: ProviderActor, env: Envelope[ProviderRequest], msg: Ask) -> None:

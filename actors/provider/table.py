@@ -110,6 +110,8 @@ class ProviderTable:
     type_phases: tuple[TypePhase, ...]  # seed 5.1 (ChatGPT: 3 phases) / 5.2 (Gemini: 2)
     newline: Newline
     anchors: tuple[Anchor, ...]  # extraction order
+    # The entries the user's providers.toml prepends to ("chatgpt.selectors.send"); set by `overrides.apply`.
+    overridden: tuple[str, ...] = ()
 
     def watcher_config(self) -> dict[str, object]:
         return {"name": self.name, "shadow": self.shadow_dom, "sel": {k: list(v) for k, v in self.selectors.items()},

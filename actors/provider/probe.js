@@ -1,0 +1,77 @@
+// The health probe's page script (probe.py), run in ai-bridge's isolated world: which selector of each table entry
+// matches on this page, which label of each label entry is shown, the page's language and its open shadow roots.
+// It only reads the page: no click, no focus, no typing.
+//
+// Called as `Runtime.callFunctionOn(probe, [config])` with the table's watcher config (selectors and labels, with
+// the user's overrides prepended).
+function probe(cfg) {
+  const shadowRoots = [];
+  if (cfg.shadow) {
+    const visit = (root) => {
+      for (const el of root.querySelectorAll('*')) {
+        if (el.shadowRoot) { shadowRoots.push(el.shadowRoot); visit(el.shadowRoot); }
+      }
+    };
+    visit(document);
+  }
+  const roots = [document, ...shadowRoots];
+  const isVisible = (el) => {
+    if (!el || !el.isConnected) return false;
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) return false;
+    const st = getComputedStyle(el);
+    return st.visibility !== 'hidden' && st.display !== 'none';
+  };
+  const queryAll = (scopes, s) => {
+    const out = [];
+    for (const root of scopes) {
+      let found;
+      try { found = root.querySelectorAll(s); } catch (e) { return null; } // bad syntax
+      for (const el of found) out.push(el);
+    }
+    return out;
+  };
+  // Each selector of an entry in order: how many elements match and how many are visible; null = bad syntax.
+  const entry = (sels, scopes) => sels.map((s) => {
+    const els = queryAll(scopes, s);
+    return els === null ? { selector: s, invalid: true, count: 0, visible: 0 }
+      : { selector: s, invalid: false, count: els.length, visible: els.filter(isVisible).length };
+  });
+
+  const sel = cfg.sel || {};
+  const result = { selectors: {}, labels: {} };
+  for (const [name, sels] of Object.entries(sel)) {
+    if (name === 'content') continue; // searched inside the last response, below
+    result.selectors[name] = entry(sels, roots);
+  }
+  // The answer's content, as the watcher finds it: inside the last response (or turn), its shadow root too.
+  const responses = [...(queryAll(roots, (sel.assistant || []).join(',') || ':not(*)') || []),
+    ...(queryAll(roots, (sel.turn || []).join(',') || ':not(*)') || [])];
+  const last = responses.length ? responses[responses.length - 1] : null;
+  if (sel.content) {
+    result.selectors.content = last ? entry(sel.content, [last, ...(last.shadowRoot ? [last.shadowRoot] : [])])
+      : sel.content.map((s) => ({ selector: s, invalid: false, count: 0, visible: 0 }));
+  }
+  result.responses = responses.length;
+
+  // Labels: accessible names and the visible text of the page (open shadow roots too).
+  const names = [];
+  for (const root of roots) {
+    for (const el of root.querySelectorAll('[aria-label], button, [role="button"], a')) {
+      if (!isVisible(el)) continue;
+      names.push(((el.getAttribute('aria-label') || '') + ' ' + (el.textContent || '')).trim());
+    }
+  }
+  const text = [document.body ? document.body.innerText || '' : '',
+    ...shadowRoots.map((r) => r.textContent || '')].join('\n');
+  for (const [name, labels] of Object.entries(cfg.labels || {})) {
+    result.labels[name] = labels.map((l) => ({
+      label: l, shown: !!l && (names.some((n) => n.includes(l)) || text.includes(l)),
+    }));
+  }
+  result.url = location.href;
+  result.lang = (document.documentElement.getAttribute('lang') || '').trim();
+  result.kana = /[\u3040-\u30ff]/.test(text.slice(0, 20000));
+  result.shadowRoots = shadowRoots.length;
+  return result;
+}

@@ -1,0 +1,261 @@
+"""The no-send health probe of a provider page (`Probe`): which entry of the provider table still matches the site.
+
+The page is opened as an ask would open it (the tab session picks or opens the tab), then `probe.js` reads it —
+no click, no focus, no typing — and `judge` turns what it saw into one `ProbeItem` per table entry: ok (the first
+selector or label matched), fallback (only a later one), missing, or not applicable on this page (and why). Rules
+per entry say which are required and when an entry can be judged at all (the stop button only while an answer
+streams, the response selectors only on a page that shows an earlier answer).
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from supervisor.errors import BadExtensionReply
+
+from ..protocol.common import JSON, ProviderName
+from ..protocol.provider import ProbeItem, ProbeReport, ProbeStatus
+from .page import BadPageReport
+from .tab import HERE, TabSession
+from .table import ProviderTable
+
+PROBE = (HERE / "probe.js").read_text(encoding="utf-8")
+
+CONVERSATION = ("user", "assistant", "turn", "content", "feedback")  # judged on a page with an earlier answer
+COMPOSER = ("input", "send", "sendIcon", "mic")  # judged on a signed-in page
+REQUIRED = frozenset({"input", "send", "user", "assistant", "content", "feedback"})
+VISIBLE = frozenset({"input", "stop", "login"})  # must be shown, not merely in the DOM (as the watcher wants them)
+SHOWN_ONLY = {  # entries that show only in some states: not applicable when absent, with the reason
+    "stop": "nothing is generating on this page; the stop button shows only while an answer streams",
+    "expandThinking": "no answer with collapsed thinking on this page",
+    "thinkingIndicator": "nothing is thinking on this page",
+    "notice": "no limit or error notice is shown (none expected)",
+}
+LABELS_SHOWN_ONLY = {
+    "stop": "nothing is generating on this page",
+    "skipThinking": "nothing is thinking on this page",
+    "thinking": "nothing is thinking on this page",
+    "thinkingDone": "no thinking answer on this page",
+    "generating": "nothing is generating on this page",
+    "rateLimit": "no limit message shown (none expected)",
+    "siteError": "no error shown (none expected)",
+    "retry": "no error with a retry button shown (none expected)",
+}
+CONVERSATION_LABELS = ("answerMarkers", "endMarkers")  # ChatGPT's screen-reader headings around each turn
+
+
+@attrs.frozen
+class Match:
+    """One entry as the page shows it: the index and text of the first matching selector or label."""
+
+    index: int | None
+    matched: str | None
+    invalid: tuple[str, ...] = ()  # selectors the browser refused as bad syntax
+
+
+@attrs.frozen
+class Seen:
+    """What probe.js read, checked (it is external input)."""
+
+    url: str
+    lang: str
+    kana: bool
+    shadow_roots: int
+    responses: int
+    selectors: dict[str, Match]
+    labels: dict[str, Match]
+
+    @classmethod
+    def parse(cls, raw: JSON, *, visible: frozenset[str] = VISIBLE) -> Seen:
+        if not isinstance(raw, dict):
+            raise BadPageReport("the probe result is not an object")
+        sels, labels = raw.get("selectors"), raw.get("labels")
+        url, lang, kana = raw.get("url"), raw.get("lang"), raw.get("kana")
+        shadow, responses = raw.get("shadowRoots"), raw.get("responses")
+        if not (isinstance(sels, dict) and isinstance(labels, dict) and isinstance(url, str)
+                and isinstance(lang, str) and isinstance(kana, bool) and _count(shadow) and _count(responses)):
+            raise BadPageReport(f"the probe result has the wrong shape: {str(raw)[:200]}")
+        assert isinstance(shadow, int) and isinstance(responses, int)
+        out_sels: dict[str, Match] = {}
+        for name, rows in sels.items():
+            if not isinstance(rows, list):
+                raise BadPageReport(f"probe: selectors.{name} is not a list")
+            index: int | None = None
+            matched: str | None = None
+            invalid: list[str] = []
+            for i, row in enumerate(rows):
+                if not isinstance(row, dict) or not isinstance(row.get("selector"), str):
+                    raise BadPageReport(f"probe: selectors.{name}[{i}] has the wrong shape")
+                selector = str(row["selector"])
+                if row.get("invalid") is True:
+                    invalid.append(selector)
+                    continue
+                n = row.get("visible") if name in visible else row.get("count")
+                if not _count(n):
+                    raise BadPageReport(f"probe: selectors.{name}[{i}] has no count")
+                if index is None and isinstance(n, int) and n > 0:
+                    index, matched = i, selector
+            out_sels[name] = Match(index, matched, tuple(invalid))
+        out_labels: dict[str, Match] = {}
+        for name, rows in labels.items():
+            if not isinstance(rows, list):
+                raise BadPageReport(f"probe: labels.{name} is not a list")
+            index, matched = None, None
+            for i, row in enumerate(rows):
+                if not isinstance(row, dict) or not isinstance(row.get("label"), str) or not isinstance(
+                        row.get("shown"), bool):
+                    raise BadPageReport(f"probe: labels.{name}[{i}] has the wrong shape")
+                if row["shown"] and index is None:
+                    index, matched = i, str(row["label"])
+            out_labels[name] = Match(index, matched)
+        return cls(url[:2000], lang[:40], kana, shadow, responses, out_sels, out_labels)
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def language_of(seen: Seen) -> str:
+    """en or ja from <html lang> (the sites set it from the UI language); without one, Japanese kana in the page
+    text say ja. Another language comes back as its code ("de"); unknown as ""."""
+    code = seen.lang.lower().split("-")[0]
+    if code:
+        return code
+    return "ja" if seen.kana else ""
+
+
+def _status(m: Match) -> ProbeStatus:
+    if m.index is None:
+        return ProbeStatus.MISSING
+    return ProbeStatus.OK if m.index == 0 else ProbeStatus.FALLBACK
+
+
+def _found(kind: str, m: Match, total: int) -> str:
+    if m.index is None:
+        return f"none of its {total} {kind}s matched"
+    if m.index == 0:
+        return ""
+    return f"only {kind} {m.index + 1} of {total} matched: the earlier ones no longer match"
+
+
+def judge(table: ProviderTable, seen: Seen, *, overridden: tuple[str, ...] = ()) -> ProbeReport:
+    """One item per selector and label entry of `table` (plus language and, for shadow-DOM sites, shadow roots)."""
+    name = table.name
+    conversation = re.match(table.conversation_re, seen.url) is not None or seen.responses > 0
+    login = seen.selectors.get("login", Match(None, None))
+    input_ = seen.selectors.get("input", Match(None, None))
+    login_label = seen.labels.get("login", Match(None, None))
+    signed_in: bool | None
+    if input_.index is not None:
+        signed_in = login.index is None
+    elif login.index is not None or login_label.index is not None:
+        signed_in = False
+    else:
+        signed_in = None
+    items: list[ProbeItem] = []
+
+    def add(entry: str, status: ProbeStatus, matched: str | None, detail: str, required: bool) -> None:
+        items.append(ProbeItem(f"{name}.{entry}", status, matched, detail, required))
+
+    for key, sels in table.selectors.items():
+        m = seen.selectors.get(key, Match(None, None))
+        required = key in REQUIRED
+        bad = f"; the browser refused as bad syntax: {', '.join(m.invalid)}" if m.invalid else ""
+        entry = f"selectors.{key}"
+        if key == "login":
+            if m.index is not None:
+                add(entry, _status(m), m.matched, "signed out: the login button shows" + bad, False)
+            else:
+                add(entry, ProbeStatus.NOT_APPLICABLE, None,
+                    "no login button shown (signed in, or the selector no longer matches)" + bad, False)
+            continue
+        if key in COMPOSER and signed_in is False and m.index is None:
+            add(entry, ProbeStatus.NOT_APPLICABLE, None, "signed out: the page shows no composer" + bad, required)
+            continue
+        if key in CONVERSATION and not conversation and m.index is None:
+            add(entry, ProbeStatus.NOT_APPLICABLE, None,
+                "this page shows no earlier answer (a new chat); probe a project with a kept conversation "
+                "(--project) to check it" + bad, required)
+            continue
+        if key == "stop" and m.index is None and _label_shown(seen, "stop"):
+            add(entry, ProbeStatus.MISSING, None, "a button labelled as a stop button shows, but no stop selector "
+                "matches it" + bad, True)
+            continue
+        if key in SHOWN_ONLY and m.index is None:
+            add(entry, ProbeStatus.NOT_APPLICABLE, None, SHOWN_ONLY[key] + bad, False)
+            continue
+        if key not in REQUIRED and key not in COMPOSER and key not in CONVERSATION and key != "main" \
+                and m.index is None:
+            add(entry, ProbeStatus.NOT_APPLICABLE, None, "not shown on this page" + bad, False)
+            continue
+        add(entry, _status(m), m.matched, _found("selector", m, len(sels)) + bad, required)
+
+    for key, labels in table.labels.items():
+        if not labels:
+            continue  # the site has none of these
+        m = seen.labels.get(key, Match(None, None))
+        entry = f"labels.{key}"
+        if key == "login":
+            if signed_in is False:
+                add(entry, _status(m), m.matched, _found("label", m, len(labels)), False)
+            else:
+                add(entry, ProbeStatus.NOT_APPLICABLE, m.matched, "signed in: no login label expected", False)
+        elif key in CONVERSATION_LABELS:
+            if conversation:
+                add(entry, _status(m), m.matched, _found("label", m, len(labels)), False)
+            else:
+                add(entry, ProbeStatus.NOT_APPLICABLE, None, "this page shows no earlier answer", False)
+        elif m.index is not None:
+            add(entry, _status(m), m.matched, _found("label", m, len(labels)), False)
+        else:
+            add(entry, ProbeStatus.NOT_APPLICABLE, None, LABELS_SHOWN_ONLY.get(key, "not shown on this page"),
+                False)
+
+    language = language_of(seen)
+    if language in ("en", "ja"):
+        add("labels", ProbeStatus.OK, language, "", False)
+    elif any(o.startswith(f"{name}.labels.") for o in overridden):
+        add("labels", ProbeStatus.FALLBACK, language or None,
+            f"the page language ({language or 'unknown'}) is not one the shipped labels know; your "
+            "providers.toml adds labels", False)
+    else:
+        add("labels", ProbeStatus.MISSING, language or None,
+            f"the page language ({language or 'unknown'}) is neither English nor Japanese, the languages of the "
+            f"labels: stop, limit and error texts will not be recognized; prepend this language's labels "
+            f"([{name}.labels] in providers.toml) or switch the site to English", False)
+
+    if table.shadow_dom:
+        if seen.shadow_roots:
+            add("shadow_dom", ProbeStatus.OK, f"{seen.shadow_roots} open shadow roots",
+                "the selectors are searched inside them too", False)
+        elif input_.index is not None:
+            add("shadow_dom", ProbeStatus.NOT_APPLICABLE, None,
+                "no open shadow roots on this page; the selectors matched without them", False)
+        else:
+            add("shadow_dom", ProbeStatus.MISSING, None,
+                "no open shadow roots reachable and no input box found: the site may render into closed shadow "
+                "roots", True)
+
+    return ProbeReport(provider=ProviderName(name), url=seen.url, signed_in=signed_in, language=language,
+                       items=tuple(items), overridden=overridden)
+
+
+def _label_shown(seen: Seen, key: str) -> bool:
+    m = seen.labels.get(key)
+    return m is not None and m.index is not None
+
+
+async def read_page(page: TabSession) -> Seen:
+    raw = await page.script(PROBE, _config(page.t))
+    try:
+        return Seen.parse(raw)
+    except BadPageReport as exc:
+        raise BadExtensionReply(f"the {page.t.title} probe result is malformed: {exc}") from exc
+
+
+def _config(table: ProviderTable) -> JSON:
+    return {"shadow": table.shadow_dom,
+            "sel": {k: list(v) for k, v in table.selectors.items()},
+            "labels": {k: list(v) for k, v in table.labels.items()}}
