@@ -64,6 +64,9 @@ class Config:
     enable_mutations: bool = False
     unsafe_enable_eval: bool = False
     allowed_domains: tuple[str, ...] = ()
+    # providers.toml: selectors and labels prepended to the provider tables (default
+    # $XDG_CONFIG_HOME/ai-bridge/providers.toml when it exists; one named here must exist)
+    providers_file: Path | None = None
     use_open_tabs: bool = False  # may drive (and navigate) a ChatGPT / Gemini tab the user opened, when none is ours
 
     @property
@@ -252,9 +255,11 @@ _FIELDS: dict[str, Any] = {
     "unsafe_enable_eval": _bool,
     "allowed_domains": _domains,
     "use_open_tabs": _bool,
+    "providers_file": _path,
 }
 
-_FLAGS = {"browser_args": "browser-arg", "load_extensions": "load-extension"}  # repeatable flags are singular
+# repeatable flags are singular; the providers file's flag is --providers
+_FLAGS = {"browser_args": "browser-arg", "load_extensions": "load-extension", "providers_file": "providers"}
 _ENV_ALIASES = {"browser_path": ("AI_BRIDGE_BROWSER_PATH", "AI_BRIDGE_BROWSER_BIN")}
 
 

@@ -27,6 +27,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                    "(default $XDG_STATE_HOME/ai-bridge or ~/.local/state/ai-bridge; env AI_BRIDGE_STATE_DIR)")
     g.add_argument("--config", type=Path, help="TOML config file; one named here must exist (default "
                    "$XDG_CONFIG_HOME/ai-bridge/config.toml, if it exists)")
+    g.add_argument("--providers", dest="providers_file", type=Path, metavar="FILE",
+                   help="selectors and labels to prepend to the provider tables; one named here must exist "
+                   "(default $XDG_CONFIG_HOME/ai-bridge/providers.toml, if it exists; docs/providers.md)")
     g.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="default info")
     g.add_argument("-v", "--verbose", action="count", default=0, help="debug logging (-vv: libraries too)")
     g.add_argument("--project", help="project name for sessions (default: the MCP client's root or the cwd)")
@@ -104,8 +107,18 @@ def parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("doctor", help="launch headless Chromium with the extension and check every link",
                        description="Checks: browser found, discovery guarded, extension connected, relay round "
-                       "trip, debugger attach on the self-test page. Uses a temporary profile. Exit 0 = all pass.")
+                       "trip, debugger attach on the self-test page. Uses a temporary profile. Exit 0 = all pass. "
+                       "With --live: the no-send health probe of the provider pages in your browser instead.")
     _common(d)
+    d.add_argument("--live", action="store_true",
+                   help="open each provider page in the browser ai-bridge uses (any --browser mode) and check every "
+                   "selector and label of its table; types and sends nothing. Exit 0 only when nothing required "
+                   "is missing and every provider is signed in")
+    d.add_argument("--provider", choices=["chatgpt", "gemini", "both"], default="both",
+                   help="with --live: which site to probe (default: both, in parallel)")
+    d.add_argument("--timeout", type=_seconds, default=None,
+                   help="with --live: seconds each probe may take (default 60)")
+    d.add_argument("--json", action="store_true", help="with --live: print the reports as JSON")
 
     c = sub.add_parser("console", help="live inspection of a running server (actor tree, tasks, faults)",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -129,7 +142,7 @@ def parser() -> argparse.ArgumentParser:
 
 CONFIG_KEYS = ("state_dir", "log_level", "discovery_port", "browser", "browser_path", "channel", "profile_dir",
                "isolated", "headless", "browser_args", "load_extensions", "close_browser", "project", "allow_faults",
-               "private_text", "enable_mutations", "unsafe_enable_eval", "allowed_domains")
+               "private_text", "enable_mutations", "unsafe_enable_eval", "allowed_domains", "providers_file")
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -160,8 +173,13 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         config = _config(args)
+        if args.command != "console":
+            from .providers import provider_tables
+
+            provider_tables(config)  # a bad providers.toml stops the start here, one line per problem
     except ConfigError as exc:
-        print(f"ai-bridge: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines():
+            print(f"ai-bridge: {line}", file=sys.stderr)
         return 2
 
     if args.command == "console":  # a client: no logging set-up, no log file of its own
@@ -193,7 +211,14 @@ def main(argv: list[str] | None = None) -> int:
         from .serve import serve
 
         return trio.run(serve, config)
+    if args.command == "doctor" and args.live:
+        from .doctor import live_main
+
+        return trio.run(live_main, config, args.provider, args.timeout or 60.0, args.json)
     if args.command == "doctor":
+        if args.json or args.timeout is not None or args.provider != "both":
+            print("ai-bridge doctor: --json, --timeout and --provider go with --live", file=sys.stderr)
+            return 2
         from .doctor import doctor_main
 
         return trio.run(doctor_main, config)

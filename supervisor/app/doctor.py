@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import json
 import statistics
 import sys
 import time
@@ -162,6 +163,27 @@ async def doctor_main(config: Config) -> int:
             await step("debugger attach on the self-test page", "check chrome://extensions for errors",
                        attach_selftest)
     return report(checks)
+
+
+async def live_main(config: Config, provider: str, timeout_s: float, as_json: bool) -> int:
+    """`doctor --live`: the no-send health probe of the provider pages in the browser ai-bridge uses (any --browser
+    mode, the same actors as `serve`). Reads the project's kept conversation when it has one; never types."""
+    from pathlib import Path
+
+    from actors.protocol.common import ProviderName
+
+    from .probe import all_ok, probe_providers, render_table, reports_json
+
+    providers = list(ProviderName) if provider == "both" else [ProviderName(provider)]
+    project = config.project or Path.cwd().name
+    async with open_bridge(config) as bridge:
+        results = await probe_providers(bridge, providers, timeout_s=timeout_s, project=project)
+    if as_json:
+        print(json.dumps(reports_json(results), indent=2, ensure_ascii=False))
+    else:
+        print(render_table(results))
+    sys.stdout.flush()
+    return 0 if all_ok(results) else 1
 
 
 @contextlib.contextmanager

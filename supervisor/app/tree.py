@@ -25,11 +25,11 @@ from actors.protocol.discovery import DISCOVERY
 from actors.protocol.jobs import JOBS
 from actors.protocol.relay import RELAY
 from actors.protocol.session_store import SESSION_STORE
-from actors.provider import chatgpt, gemini
 
 from ..config import Config
 from ..otp import ActorSystem, AutoShutdown, OnIntensity, Restart, Strategy, SupervisorSpec, child
 from ..paths import extension_path
+from .providers import provider_tables
 
 
 def build_tree(config: Config, system: ActorSystem, *, with_front: bool = True, stdin_fd: int = 0) -> SupervisorSpec:
@@ -53,7 +53,7 @@ def build_tree(config: Config, system: ActorSystem, *, with_front: bool = True, 
             child(t.name, provider.run, table=t, memory=provider.ProviderMemory(), state_dir=config.state_dir,
                   stall_s=config.stall_s, use_open_tabs=config.use_open_tabs, dumps_keep=config.debug_dumps_keep,
                   private_text=config.private_text, shutdown=1.5)
-            for t in (chatgpt.TABLE, gemini.TABLE)
+            for t in provider_tables(config)  # the shipped tables with the user's providers.toml prepended
         ), strategy=Strategy.ONE_FOR_ONE, max_restarts=10, period=60,
             on_intensity=OnIntensity.CONTAIN).as_child(shutdown=2.0),
         # The general browser tools, in a branch of their own: a crash loop there stops them for a while and never

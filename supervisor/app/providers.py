@@ -1,0 +1,42 @@
+"""The provider tables the actors run with: the shipped ones (actors/provider/chatgpt.py, gemini.py) with the user's
+`providers.toml` prepended (actors/provider/overrides.py). Read and validated at start-up; a bad file stops the
+start with one line per problem."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from actors.provider import chatgpt, gemini, overrides
+from actors.provider.table import ProviderTable
+
+from ..config import Config
+from ..errors import ConfigError
+
+SHIPPED: tuple[ProviderTable, ...] = (chatgpt.TABLE, gemini.TABLE)
+
+
+def default_providers_file() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "ai-bridge" / "providers.toml"
+
+
+def provider_tables(config: Config) -> tuple[ProviderTable, ...]:
+    """The tables with the override file applied (none: the shipped tables themselves). Raises `ConfigError` whose
+    message has one line per problem."""
+    path = config.providers_file
+    if path is None:
+        path = default_providers_file()
+        if not path.exists():
+            return SHIPPED
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"providers file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"providers file {path}: cannot read it: {exc}") from None
+    try:
+        patch = overrides.parse(text, {t.name: t for t in SHIPPED}, source=str(path))
+    except overrides.OverrideErrors as exc:
+        raise ConfigError("\n".join(exc.lines)) from None
+    return tuple(overrides.apply(t, patch) for t in SHIPPED)
