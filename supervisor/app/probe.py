@@ -69,10 +69,8 @@ def render_table(results: Mapping[ProviderName, ProbeReport | BridgeError]) -> s
         for i in r.items:
             entry = i.entry + (" *" if i.entry in r.overridden else "")
             status = _MARK[i.status] if i.required or i.status is not ProbeStatus.MISSING else "missing (optional)"
-            matched = f"  {i.matched}" if i.matched else ""
-            lines.append(f"  {entry:<{width}} {status:<18}{matched}")
-            if i.detail and i.status is not ProbeStatus.OK:
-                lines.append(f"  {'':<{width}} {'':<18}  {i.detail}")
+            said = "  ".join(x for x in (i.matched or "", "" if i.status is ProbeStatus.OK else i.detail) if x)
+            lines.append(f"  {entry:<{width}} {status:<18} {said}".rstrip())
         if r.overridden:
             lines.append(f"  * overridden by providers.toml: {', '.join(r.overridden)}")
         if r.signed_in is False:

@@ -120,6 +120,12 @@ class PageOptions:
                                    # "standard" (.markdown), "bare" (no markdown class: <p>s), "divs" (no class,
                                    # no <p>), "detached" (text outside the turn); Gemini "standard" (feedback
                                    # icons), "nofeedback", "detached" (an aria-live region outside the response)
+    drift: bool = False            # the site changed its markup under us: test ids / icon names renamed
+                                   # (ChatGPT send-button → send-prompt-button, stop-button → composer-stop-button;
+                                   # Gemini mat-icon send → arrow_upward, stop → stop_circle), the input moved (ChatGPT
+                                   # #prompt-textarea → #composer-input in another container; Gemini's editor loses
+                                   # role=textbox and leaves rich-textarea) and the UI speaks German (<html lang=de>,
+                                   # aria-labels and screen-reader headings), a language neither table knows
 
     @classmethod
     def from_json(cls, data: Any) -> PageOptions:
@@ -138,8 +144,9 @@ class PageOptions:
             raise ControlError("sendClick must be 'any', 'trusted' or 'none'")
         if opts.layout not in LAYOUTS:
             raise ControlError(f"layout must be one of {', '.join(LAYOUTS)}")
-        if not isinstance(opts.login, bool):
-            raise ControlError("login must be a boolean")
+        for name in ("login", "drift"):
+            if not isinstance(getattr(opts, name), bool):
+                raise ControlError(f"{name} must be a boolean")
         for name in ("slowBootMs", "historyDelayMs", "slowLoadMs"):
             value = getattr(opts, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
@@ -317,6 +324,7 @@ class SiteState:
         self.page: PageOptions = PageOptions()
         self.page_remaining: int | None = None
         self.questions: list[dict] = []
+        self.sends = 0  # every POST to the conversation endpoint, well-formed or not (a probe must make none)
         self.pages: list[dict] = []
         self.conversations: dict[str, list[dict]] = {}
         self.inflight: dict[str, Generation] = {}
@@ -477,4 +485,4 @@ class SiteState:
         return True
 
     def log(self) -> dict:
-        return {"site": self.name, "questions": self.questions, "pages": self.pages}
+        return {"site": self.name, "questions": self.questions, "pages": self.pages, "sends": self.sends}

@@ -192,9 +192,10 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
         opts, token = site.take_page(path)
         if opts.login:
             return _page("chatgpt/login.html", lang=opts.lang, boot={"locale": opts.lang})
-        return _page("chatgpt/index.html", lang=opts.lang,
-                     boot={"locale": opts.lang, "composer": opts.editor, "b": token, "sendClick": opts.sendClick,
-                           "layout": opts.layout})
+        lang = "de" if opts.drift else opts.lang
+        return _page("chatgpt/index.html", lang=lang,
+                     boot={"locale": lang, "composer": opts.editor, "b": token, "sendClick": opts.sendClick,
+                           "layout": opts.layout, "drift": opts.drift})
 
     @app.get("/")
     async def home() -> Response:
@@ -229,6 +230,7 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
 
     @app.post("/backend-api/conversation")
     async def conversation() -> Response:
+        site.sends += 1
         body = await request.get_json(force=True)
         try:
             question = body["messages"][0]["content"]["parts"][0]
@@ -324,8 +326,9 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
         opts, token = site.take_page(path)
         if opts.login:
             return _page("gemini/login.html", lang=opts.lang, boot={"hl": opts.lang})
-        return _page("gemini/index.html", lang=opts.lang, boot={"hl": opts.lang, "b": token,
-                                                                "sendClick": opts.sendClick, "layout": opts.layout})
+        lang = "de" if opts.drift else opts.lang
+        return _page("gemini/index.html", lang=lang, boot={"hl": lang, "b": token, "sendClick": opts.sendClick,
+                                                           "layout": opts.layout, "drift": opts.drift})
 
     @app.get("/")
     async def root() -> Response:
@@ -364,6 +367,7 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
 
     @app.post("/_/BardChatUi/data/assistant.lamda.BardFrontendService/StreamGenerate")
     async def stream_generate() -> Response:
+        site.sends += 1
         body = await request.get_json(force=True)
         question = body.get("prompt")
         if not isinstance(question, str):

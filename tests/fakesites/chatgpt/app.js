@@ -17,7 +17,9 @@
 // makes the send button ignore untrusted (script) clicks or all clicks.
 
 const BOOT = JSON.parse(document.getElementById('client-bootstrap').textContent);
-const LANG = BOOT.locale === 'ja' ? 'ja' : 'en';
+const LANG = ['ja', 'de'].includes(BOOT.locale) ? BOOT.locale : 'en';
+// BOOT.drift: the markup changed under us (PageOptions.drift): renamed test ids, a moved input, German labels.
+const DRIFT = !!BOOT.drift;
 const T = {
   en: {
     send: 'Send prompt', stop: 'Stop generating', skip: 'Skip thinking', thinking: 'Thinking',
@@ -32,6 +34,14 @@ const T = {
     gpt: 'ChatGPT:', copy: 'コピーする', copyCode: 'コードをコピーする', good: '良い回答', bad: '悪い回答',
     loadError: '会話を読み込めません', netError: '回答の生成中に問題が発生しました。',
     newChat: '新しいチャット', thoughts: '質問について段階的に考えました。', retry: '再試行',
+  },
+  de: {
+    send: 'Prompt senden', stop: 'Generierung anhalten', skip: 'Nachdenken überspringen', thinking: 'Denkt nach',
+    thinkingTime: (s) => `Bedenkzeit: ${s}s`, placeholder: 'Frag einfach', you: 'Du hast gesagt:',
+    gpt: 'ChatGPT hat gesagt:', copy: 'Kopieren', copyCode: 'Code kopieren', good: 'Gute Antwort',
+    bad: 'Schlechte Antwort', loadError: 'Unterhaltung kann nicht geladen werden',
+    netError: 'Beim Generieren der Antwort ist etwas schiefgelaufen.', newChat: 'Neuer Chat',
+    thoughts: 'Schritt für Schritt über die Frage nachgedacht.', retry: 'Wiederholen',
   },
 }[LANG];
 
@@ -265,12 +275,14 @@ function renderButton() {
   let btn;
   if (state.streaming) {
     btn = h('button', {
-      id: 'composer-submit-button', type: 'button', 'data-testid': 'stop-button', 'aria-label': T.stop,
+      id: 'composer-submit-button', type: 'button', 'data-testid': DRIFT ? 'composer-stop-button' : 'stop-button',
+      'aria-label': T.stop,
       class: 'composer-submit-btn', html: ICON_STOP, onclick: onStop,
     });
   } else {
     btn = h('button', {
-      id: 'composer-submit-button', type: 'button', 'data-testid': 'send-button', 'aria-label': T.send,
+      id: 'composer-submit-button', type: 'button', 'data-testid': DRIFT ? 'send-prompt-button' : 'send-button',
+      'aria-label': T.send,
       class: 'composer-submit-btn', html: ICON_SEND, disabled: !editorText().trim(), onclick: onSendClick,
     });
   }
@@ -294,12 +306,13 @@ function onEditorChange() {
 function buildComposer() {
   if (BOOT.composer === 'textarea') {
     editor = h('textarea', {
-      id: 'prompt-textarea', 'data-testid': 'prompt-textarea', name: 'prompt-textarea',
+      id: DRIFT ? 'composer-input' : 'prompt-textarea', 'data-testid': DRIFT ? 'composer-input' : 'prompt-textarea',
+      name: 'prompt-textarea',
       placeholder: T.placeholder, rows: '1', dir: 'auto', class: 'text-token-text-primary',
     });
   } else {
     editor = h('div', {
-      contenteditable: 'true', translate: 'no', class: 'ProseMirror', id: 'prompt-textarea',
+      contenteditable: 'true', translate: 'no', class: 'ProseMirror', id: DRIFT ? 'composer-input' : 'prompt-textarea',
       'data-virtualkeyboard': 'true', role: 'textbox', 'aria-multiline': 'true',
     });
     clearEditor();
@@ -318,7 +331,8 @@ function buildComposer() {
   const form = h('form', {
     class: 'composer w-full', 'data-type': 'unified-composer',
     onsubmit: (ev) => { ev.preventDefault(); if (!state.streaming) send(); },
-  }, h('div', { class: 'composer-editor' }, editor), sendSlot);
+  }, DRIFT ? h('div', { id: 'composer-background', class: 'composer-bg' }, h('div', { class: 'input-wrap' }, editor))
+    : h('div', { class: 'composer-editor' }, editor), sendSlot);
   renderButton();
   return form;
 }

@@ -21,7 +21,9 @@
 // on the ChatGPT fake.
 
 const BOOT = JSON.parse(document.getElementById('boot-data').textContent);
-const LANG = BOOT.hl === 'ja' ? 'ja' : 'en';
+const LANG = ['ja', 'de'].includes(BOOT.hl) ? BOOT.hl : 'en';
+// BOOT.drift: the markup changed under us (PageOptions.drift): renamed icons, a moved input, German labels.
+const DRIFT = !!BOOT.drift;
 const T = {
   en: {
     send: 'Send message', stop: 'Stop response', mic: 'Use microphone', good: 'Good response',
@@ -37,6 +39,14 @@ const T = {
     placeholder: 'Gemini に相談', youSaid: 'あなたのプロンプト', geminiSaid: 'Gemini の回答', newChat: 'チャットを新規作成',
     loadError: 'この会話を読み込めませんでした。', netError: '問題が発生しました。もう一度お試しください。',
     thinking: '思考中', showThinking: '思考プロセスを表示', retry: '再試行',
+  },
+  de: {
+    send: 'Nachricht senden', stop: 'Antwort anhalten', mic: 'Mikrofon verwenden', good: 'Gute Antwort',
+    bad: 'Schlechte Antwort', copy: 'Antwort kopieren', copyCode: 'Code kopieren', downloadCode: 'Code herunterladen',
+    moreOptions: 'Weitere Optionen', prompt: 'Prompt hier eingeben', placeholder: 'Gemini fragen',
+    youSaid: 'Du hast gesagt', geminiSaid: 'Gemini hat gesagt', newChat: 'Neuer Chat',
+    loadError: 'Diese Unterhaltung konnte nicht geladen werden.', netError: 'Etwas ist schiefgelaufen. Bitte versuch es noch einmal.',
+    thinking: 'Denkt nach', showThinking: 'Gedankengang anzeigen', retry: 'Wiederholen',
   },
 }[LANG];
 
@@ -289,17 +299,18 @@ class InputArea extends ShadowElement {
   constructor() {
     super(`.input-area-container { display: flex; align-items: flex-end; gap: 8px; margin: 8px 10% 16px;
       border-radius: 28px; background: #f0f4f9; padding: 8px 12px; }
-      .text-input-field { flex: 1; } .ql-editor { outline: none; min-height: 24px; padding: 8px; }
+      .text-input-field, .prompt-box { flex: 1; } .ql-editor { outline: none; min-height: 24px; padding: 8px; }
       .ql-editor p { margin: 0; } .trailing-actions { display: flex; gap: 4px; }`);
     this.editor = h('div', {
-      class: 'ql-editor ql-blank textarea new-input-ui', role: 'textbox', contenteditable: 'true',
+      class: 'ql-editor ql-blank textarea new-input-ui', role: DRIFT ? null : 'textbox', contenteditable: 'true',
       'aria-label': T.prompt, 'aria-multiline': 'true', 'data-placeholder': T.placeholder,
       'data-gramm': 'false', enterkeyhint: 'send',
     });
     this.clear();
     this.actions = h('div', { class: 'trailing-actions' });
     this.root.append(h('div', { class: 'input-area-container' },
-      h('div', { class: 'text-input-field' }, h('rich-textarea', { class: 'text-input-field_textarea' }, this.editor)),
+      DRIFT ? h('div', { class: 'prompt-box' }, h('div', { class: 'prompt-editor' }, this.editor))
+        : h('div', { class: 'text-input-field' }, h('rich-textarea', { class: 'text-input-field_textarea' }, this.editor)),
       this.actions));
     const changed = () => this.onChange();
     this.editor.addEventListener('input', changed);
@@ -332,7 +343,7 @@ class InputArea extends ShadowElement {
       this.sendButton = null;
       this.actions.replaceChildren(h('button', {
         class: 'send-button stop', 'aria-label': T.stop, onclick: onStop,
-      }, matIcon('stop')));
+      }, matIcon(DRIFT ? 'stop_circle' : 'stop')));
       return;
     }
     const empty = !this.text().trim();
@@ -343,7 +354,7 @@ class InputArea extends ShadowElement {
         if (BOOT.sendClick === 'trusted' && !ev.isTrusted) return;  // a script's click() is not a user's click
         send();
       },
-    }, matIcon('send'));
+    }, matIcon(DRIFT ? 'arrow_upward' : 'send'));
     this.actions.replaceChildren(
       h('button', { class: 'speech_dictation_mic_button mic-button', 'aria-label': T.mic }, icon('mic')),
       this.sendButton);
