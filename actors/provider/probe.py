@@ -233,6 +233,9 @@ def judge(table: ProviderTable, seen: Seen, *, overridden: tuple[str, ...] = ())
         elif input_.index is not None:
             add("shadow_dom", ProbeStatus.NOT_APPLICABLE, None,
                 "no open shadow roots on this page; the selectors matched without them", False)
+        elif signed_in is False:
+            add("shadow_dom", ProbeStatus.NOT_APPLICABLE, None, "signed out: the login page has no app to look into",
+                True)
         else:
             add("shadow_dom", ProbeStatus.MISSING, None,
                 "no open shadow roots reachable and no input box found: the site may render into closed shadow "
