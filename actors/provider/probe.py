@@ -92,9 +92,10 @@ class Seen:
                 if row.get("invalid") is True:
                     invalid.append(selector)
                     continue
-                n = row.get("visible") if name in visible else row.get("count")
-                if not _count(n):
+                count, shown = row.get("count"), row.get("visible")
+                if not (_count(count) and _count(shown)):
                     raise BadPageReport(f"probe: selectors.{name}[{i}] has no count")
+                n = shown if name in visible else count
                 if index is None and isinstance(n, int) and n > 0:
                     index, matched = i, selector
             out_sels[name] = Match(index, matched, tuple(invalid))
@@ -132,10 +133,16 @@ def _status(m: Match) -> ProbeStatus:
     return ProbeStatus.OK if m.index == 0 else ProbeStatus.FALLBACK
 
 
+def _label_status(m: Match) -> ProbeStatus:
+    """A label list holds the same text in several languages (a Japanese page matches a later one): any match is
+    ok."""
+    return ProbeStatus.MISSING if m.index is None else ProbeStatus.OK
+
+
 def _found(kind: str, m: Match, total: int) -> str:
     if m.index is None:
         return f"none of its {total} {kind}s matched"
-    if m.index == 0:
+    if m.index == 0 or kind == "label":
         return ""
     return f"only {kind} {m.index + 1} of {total} matched: the earlier ones no longer match"
 
@@ -199,16 +206,16 @@ def judge(table: ProviderTable, seen: Seen, *, overridden: tuple[str, ...] = ())
         entry = f"labels.{key}"
         if key == "login":
             if signed_in is False:
-                add(entry, _status(m), m.matched, _found("label", m, len(labels)), False)
+                add(entry, _label_status(m), m.matched, _found("label", m, len(labels)), False)
             else:
                 add(entry, ProbeStatus.NOT_APPLICABLE, m.matched, "signed in: no login label expected", False)
         elif key in CONVERSATION_LABELS:
             if conversation:
-                add(entry, _status(m), m.matched, _found("label", m, len(labels)), False)
+                add(entry, _label_status(m), m.matched, _found("label", m, len(labels)), False)
             else:
                 add(entry, ProbeStatus.NOT_APPLICABLE, None, "this page shows no earlier answer", False)
         elif m.index is not None:
-            add(entry, _status(m), m.matched, _found("label", m, len(labels)), False)
+            add(entry, _label_status(m), m.matched, _found("label", m, len(labels)), False)
         else:
             add(entry, ProbeStatus.NOT_APPLICABLE, None, LABELS_SHOWN_ONLY.get(key, "not shown on this page"),
                 False)
