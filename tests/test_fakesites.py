@@ -774,7 +774,7 @@ def test_control_api_rejects_bad_input_and_counts(sites):
         with pytest.raises(FakeSitesError, match=match):
             sites.chatgpt.set_next(**bad)
     for bad, match in (({"sendClick": "double"}, "sendClick"), ({"layout": "grid"}, "layout must be one of"),
-                       ({"historyDelayMs": -5}, "historyDelayMs")):
+                       ({"historyDelayMs": -5}, "historyDelayMs"), ({"drift": 1}, "drift must be a boolean")):
         with pytest.raises(FakeSitesError, match=match):
             sites.gemini.set_page(**bad)
     sites.chatgpt.set_next(count=2, text="x")

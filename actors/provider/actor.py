@@ -389,6 +389,9 @@ async def _one_probe(actor: ProviderActor, env: Envelope[ProviderRequest], msg: 
             except TabGone as exc:
                 actor.page = None
                 env.fail(TabClosed(f"the {actor.t.title} tab went away during the probe: {exc}"))
+            except (PageTimeout, trio.TooSlowError) as exc:  # a page that never finished loading
+                env.fail(ResponseTimeout(f"the {actor.t.title} page did not load for the probe: {exc or 'timed out'}",
+                                         hint="Check the tab with take_cdp_snapshot; the site may be down."))
             except (ExtensionDisconnected, TabClosed) as exc:
                 actor.page = None
                 env.fail(exc)
