@@ -802,3 +802,22 @@ def test_default_answer_rule():
     assert ja.startswith("回答 ") and "7、8" in ja and "```python" in ja
     assert "no numbers" in default_answer("Why?")
     assert default_answer("same") == default_answer("same")
+
+
+def test_default_answer_is_on_topic_and_long_when_detail_is_asked() -> None:
+    from .fakesites.scripting import SiteState, topic_of, wants_detail, wants_thinking
+
+    q = "How do I read files asynchronously in Python?"
+    assert topic_of(q) == ["how", "read", "files", "asynchronously", "python"]
+    assert "It is about how, read, files, asynchronously, python." in default_answer(q)
+    assert "話題：ファイル、非同期、方法。" in default_answer("Pythonでファイルを非同期に読む方法を教えてください")
+    short, long = default_answer("Explain HTTP caching"), default_answer("Explain HTTP caching in detail")
+    assert not wants_detail("Explain HTTP caching") and wants_detail("Explain HTTP caching in detail")
+    assert len(short) < 500 < 1500 < len(long) and "### Detail 8" in long
+    # Only an unscripted question decides thinking by itself; a script always wins.
+    assert wants_thinking("Think carefully: which lock?") and not wants_thinking("I think so; which lock?")
+    site = SiteState("chatgpt")
+    assert site.begin("Think carefully: which lock should I use?", None).script.thinking
+    assert not site.begin("Which lock should I use for a queue?", None).script.thinking
+    site.control({"next": {"chunks": 2}})
+    assert not site.begin("Think carefully: which lock should I use?", None).script.thinking

@@ -74,9 +74,12 @@ Unknown fields are rejected with 400 and a message.
 Time from question to completion = firstTokenMs + (thinking ? thinkingMs : 0) + (chunks - 1) * intervalMs.
 
 The default rule (:func:`tests.fakesites.scripting.default_answer`): mentions ``answer_ref(question)`` (8 hex
-digits), repeats every number of the question, has a bullet list and a numbered list, and a fenced code block
-when the question asks for code (code, function, script, python, コード, 関数 ...). Japanese questions get a
-Japanese answer.
+digits), names the question's topic words ("It is about ...": its words of 3+ letters; Japanese: its kanji and
+katakana runs), repeats every number of the question, has a bullet list and a numbered list, a fenced code block
+when the question asks for code (code, function, script, python, コード, 関数 ...), and eight more paragraphs
+(over 1500 characters) when it asks for detail (in detail, step by step, comprehensive, 詳しく ...). Japanese
+questions get a Japanese answer. An unscripted question that asks the model to think (think carefully, reason
+step by step, よく考えて ...) is answered with ``thinking`` on, as a model in "auto" mode decides to think.
 
 *Page* fields::
 

@@ -175,6 +175,14 @@ _CODE = re.compile(
     r"|コード|関数|プログラム|スクリプト|実装",
     re.IGNORECASE,
 )
+# Asked for a long answer: the site writes one (a real model answers "explain in detail" at length).
+_DETAIL = re.compile(r"\b(in detail|detailed|in depth|in-depth|comprehensive\w*|thorough\w*|step[- ]by[- ]step)\b"
+                     r"|詳しく|詳細|段階的に", re.IGNORECASE)
+# Asked to think: an unscripted question like this makes the site think first, as a model in "auto" mode does.
+_THINK = re.compile(r"\b(think|reason)\s+(carefully|hard|it through|step[- ]by[- ]step)\b|よく考えて|じっくり考えて",
+                    re.IGNORECASE)
+_TOPIC_WORD = re.compile(r"[^\W\d_]{3,}")
+_TOPIC_JA = re.compile(r"[\u30a0-\u30ff\u3400-\u9fff]{2,}")
 
 RATE_LIMIT_TEXT = {
     "chatgpt": {
@@ -205,16 +213,35 @@ def numbers_in(question: str) -> list[str]:
     return _NUMBER.findall(question)
 
 
+def wants_detail(question: str) -> bool:
+    return bool(_DETAIL.search(question))
+
+
+def wants_thinking(question: str) -> bool:
+    return bool(_THINK.search(question))
+
+
+def topic_of(question: str) -> list[str]:
+    """The words the answer is about: the question's words of 3+ letters (Japanese: its kanji/katakana runs), in
+    order, each once — an answer on topic uses the question's own words, as a real model's answer does."""
+    pattern = _TOPIC_JA if is_japanese(question) else _TOPIC_WORD
+    return list(dict.fromkeys(w.lower() for w in pattern.findall(question)))
+
+
 def default_answer(question: str) -> str:
-    """A deterministic markdown answer: mentions ``answer_ref(question)``, repeats every number of the question,
-    has a bullet list and a numbered list, and a fenced code block when code is asked for. Japanese questions get
-    a Japanese answer."""
+    """A deterministic markdown answer: mentions ``answer_ref(question)``, names the question's topic words
+    (`topic_of`), repeats every number of the question, has a bullet list and a numbered list, a fenced code block
+    when code is asked for, and a long section of details when detail is asked for (`wants_detail`). Japanese
+    questions get a Japanese answer."""
     ref = answer_ref(question)
     nums = numbers_in(question)
     code = wants_code(question)
+    topic = topic_of(question)
     py_list = "[" + ", ".join(f'"{n}"' for n in nums) + "]"
     if is_japanese(question):
         parts = [f"回答 {ref}：ご質問への決まった回答です。"]
+        if topic:
+            parts.append("話題：" + "、".join(topic) + "。")
         if nums:
             parts.append("ご質問に含まれていた数字：" + "、".join(nums))
         else:
@@ -229,10 +256,15 @@ def default_answer(question: str) -> str:
             parts.append("ご依頼のコードです：")
             parts.append(f"```python\ndef answer():\n    # 参照 {ref}\n    return {py_list}\n```")
         parts.append("1. 回答を読みます。\n2. 数字を確認します。")
+        if wants_detail(question):
+            parts += [f"詳細 {i}：{'、'.join(topic) or '話題'}について、{i}つ目の観点から説明します。" * 3
+                      for i in range(1, 9)]
         parts.append("以上です。")
     else:
         words = len(question.split())
         parts = [f"Answer {ref}: here is a deterministic reply to your question."]
+        if topic:
+            parts.append("It is about " + ", ".join(topic) + ".")
         if nums:
             listed = nums[0] if len(nums) == 1 else ", ".join(nums[:-1]) + " and " + nums[-1]
             parts.append(f"The numbers in your question were: {listed}.")
@@ -248,6 +280,10 @@ def default_answer(question: str) -> str:
             parts.append("Here is the code you asked for:")
             parts.append(f"```python\ndef answer():\n    # reference {ref}\n    return {py_list}\n```")
         parts.append("1. Read the answer.\n2. Check the numbers.")
+        if wants_detail(question):
+            about = ", ".join(topic) or "the topic"
+            parts += [f"### Detail {i}\n\nPoint {i} about {about}: this paragraph looks at it from one more angle, "
+                      f"so that the answer is as long as a detailed explanation would be. " * 2 for i in range(1, 9)]
         parts.append("That is all.")
     return "\n\n".join(parts)
 
@@ -412,7 +448,10 @@ class SiteState:
 
     def begin(self, question: str, conversation_id: str | None, lang: str = "en") -> Generation:
         """Log a question and decide how it is answered. ``lang`` is the UI language the page reported."""
+        scripted = bool(self.queue)
         script = self.take_script()
+        if not scripted and wants_thinking(question):
+            script = dataclasses.replace(script, thinking=True)  # the site's own choice for an unscripted question
         if conversation_id is None or conversation_id not in self.conversations:
             conversation_id = conversation_id or self.new_conversation_id()
             self.conversations.setdefault(conversation_id, [])
