@@ -120,6 +120,28 @@ def parser() -> argparse.ArgumentParser:
                    help="with --live: seconds each probe may take (default 60)")
     d.add_argument("--json", action="store_true", help="with --live: print the reports as JSON")
 
+    k = sub.add_parser("check", help="run the scenario suite against the real sites (probe first; exit 0 = all pass)",
+                       description="Probe each provider page (nothing sent), then ask the scenarios' questions through "
+                       "the browser (any --browser mode) under the project 'ai-bridge-check', judge their assertions, "
+                       "print a progress line per scenario and a summary, and write a JSON and a markdown report to "
+                       "<state-dir>/reports/. Exit 0 only when every selected scenario passed; 2 for invalid "
+                       "scenarios or options. See docs/check.md.")
+    _common(k)
+    k.add_argument("--scenarios", dest="scenario_files", action="append", default=[], type=Path, metavar="FILE",
+                   help="also load the scenarios of this JSON file (repeatable; after the shipped ones)")
+    k.add_argument("--list", dest="list_only", action="store_true",
+                   help="list the selected scenarios and exit (no browser)")
+    k.add_argument("--dry-run", action="store_true",
+                   help="validate the scenario files and show the run order of the selection; no browser")
+    k.add_argument("--id", dest="ids", action="append", default=[], metavar="ID",
+                   help="run this scenario (repeatable; default: all)")
+    k.add_argument("--tag", dest="tags", action="append", default=[], metavar="TAG",
+                   help="run only scenarios with this tag (repeatable: every tag given; smoke, regression, chatgpt, "
+                   "gemini, thinking, parallel, code)")
+    k.add_argument("--debug", action="store_true",
+                   help="print each ask's phases, keep whole answers and a page snapshot of every scenario in the "
+                   "reports")
+
     c = sub.add_parser("console", help="live inspection of a running server (actor tree, tasks, faults)",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        description="Attach a Python REPL to a running `ai-bridge serve`. What you type runs inside "
@@ -192,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     from .. import logs
 
     level = config.log_level
-    if args.command in ("doctor", "ask") and args.log_level is None and "AI_BRIDGE_LOG_LEVEL" not in os.environ:
+    quiet = args.command in ("doctor", "ask", "check")
+    if quiet and args.log_level is None and "AI_BRIDGE_LOG_LEVEL" not in os.environ:
         level = "warning"  # their own output is the report; the log file still gets what passes this level
     log_file: Path | None = config.log_file
     try:
@@ -222,6 +245,13 @@ def main(argv: list[str] | None = None) -> int:
         from .doctor import doctor_main
 
         return trio.run(doctor_main, config)
+    if args.command == "check":
+        from .check.outcome import Options
+        from .check.run import check_main
+
+        opts = Options(tuple(args.scenario_files), tuple(args.ids), tuple(args.tags), args.list_only, args.dry_run,
+                       args.debug)
+        return trio.run(check_main, config, opts)
     if args.command == "ask":
         from .ask import ask_main
 
