@@ -63,8 +63,10 @@ async def test_every_shipped_scenario_passes_on_the_fakes(sites: FakeSites, tmp_
     assert proc.returncode == 0, out + err
     shipped = load()
     assert "9 scenario(s): 9 passed, 0 failed" in out
-    assert "all providers healthy" in err  # the probe ran first
-    assert err.index("all providers healthy") < err.index("asking")
+    # the probe ran first: one line per provider when all is well
+    assert "check: probe: chatgpt healthy (language en; fallback selectors in use: chatgpt.selectors.input)" in err
+    assert "check: probe: gemini healthy (language en)" in err and "gemini.selectors.send " not in err
+    assert err.index("check: probe: gemini healthy") < err.index("asking")
     for s in shipped:  # a live progress line per scenario, with its timings
         assert f"] {s.id} PASS in " in err and f"{s.id} asking" in err, s.id
     assert "total " in err and "response " in err
@@ -159,7 +161,8 @@ async def test_drifted_markup_fails_before_any_question_and_an_override_file_fix
     out, err = proc.stdout.decode(), proc.stderr.decode()
     assert proc.returncode == 1, out + err
     assert "5 scenario(s): 0 passed, 5 failed" in out
-    assert "update: chatgpt.selectors.send" in err and "update: gemini.selectors.send" in err
+    assert "update: chatgpt.selectors.send" in err and "update: gemini.selectors.send" in err  # the whole table
+    assert "check: probe: chatgpt BROKEN: the probe found chatgpt's chatgpt.selectors.send missing" in err
     sends = [(await s.aio.full_log())["sends"] for s in (sites.chatgpt, sites.gemini)]
     assert sends == [0, 0]  # not one question spent
     report = last_report(tmp_path)

@@ -141,7 +141,7 @@ def markdown(data: Mapping[str, object]) -> str:
             cells = [s["id"], "pass" if s["status"] == "passed" else "**FAIL**", name,
                      *(str(t.get(k, "-")) for k in ("totalMs", "connectMs", "inputMs", "sendMs", "waitResponseMs")),
                      str(r["answer"]["chars"]) if r.get("ok") else "-", r.get("extractedBy") or "-"]
-            lines.append("| " + " | ".join(cells) + " |")
+            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     for s in scenarios:
         lines += ["", f"## {s['id']} — {'passed' if s['status'] == 'passed' else 'FAILED'}", "",
                   f"{s['name']} ({', '.join(s['tags'])}); {' + '.join(s['providers'])}; "
@@ -157,8 +157,9 @@ def markdown(data: Mapping[str, object]) -> str:
         if s["passed"] or s["failed"]:
             lines += ["", "| Assertion | Provider | Expected | Got | |", "|---|---|---|---|---|"]
             for v in [*s["failed"], *s["passed"]]:
-                lines.append(f"| {v['assertion']} | {v['provider'] or 'all'} | {v['expected']} | {v['actual']} | "
-                             f"{'ok' if v['passed'] else '**failed**'} |")
+                cells = [v["assertion"], v["provider"] or "all", v["expected"], v["actual"],
+                         "ok" if v["passed"] else "**failed**"]
+                lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
         for name, dumps in s["debugDumps"].items():
             for d in dumps:
                 lines += ["", f"Debug dump ({name}): `{d['path']}`", "", "```json",
@@ -169,6 +170,10 @@ def markdown(data: Mapping[str, object]) -> str:
     lines += ["", "## Probe (nothing typed or sent)", "", "```json",
               json.dumps(data["probe"], indent=2, ensure_ascii=False), "```", ""]
     return "\n".join(lines)
+
+
+def _cell(value: object) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
 
 
 def write(state_dir: Path, data: Mapping[str, object], text: str) -> tuple[Path, Path]:

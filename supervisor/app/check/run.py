@@ -23,6 +23,7 @@ from actors.protocol.provider import (
     AskProgress,
     AskResult,
     ProbeReport,
+    ProbeStatus,
     Snapshot,
     provider_address,
 )
@@ -66,7 +67,7 @@ async def check_main(config: Config, opts: Options) -> int:
     providers = list(dict.fromkeys(p for s, _ in order for p in s.providers))
     async with open_bridge(config) as bridge:
         say(f"check: probing {', '.join(p.value for p in providers)} (nothing is typed or sent)…")
-        probe = await preflight(bridge, providers)
+        probe = await preflight(bridge, providers, full=opts.debug)
         runner = Runner(bridge, config, opts, len(outcomes), health_of(probe))
         await runner.run(outcomes)
     finished = time.time()
@@ -87,12 +88,22 @@ async def check_main(config: Config, opts: Options) -> int:
 ProbeResults = dict[ProviderName, ProbeReport | BridgeError]
 
 
-async def preflight(bridge: Bridge, providers: Sequence[ProviderName]) -> ProbeResults:
-    """The no-send probe of `doctor --live`, on the check's own conversations, printed to stderr."""
+async def preflight(bridge: Bridge, providers: Sequence[ProviderName], *, full: bool) -> ProbeResults:
+    """The no-send probe of `doctor --live`, on the check's own conversations: one line per provider on stderr (the
+    whole table when `full`, or when something is broken; the reports keep every item)."""
     from ..probe import probe_providers, render_table
 
     results = await probe_providers(bridge, providers, timeout_s=PROBE_TIMEOUT_S, project=CHECK_PROJECT)
-    say(render_table(results))
+    health = health_of(results)
+    if full or any(health.values()):
+        say(render_table(results))
+    for p, r in results.items():
+        if health[p] is not None:
+            say(f"check: probe: {p.value} BROKEN: {health[p]}")
+        elif isinstance(r, ProbeReport):
+            fallback = [i.entry for i in r.items if i.status is ProbeStatus.FALLBACK]
+            say(f"check: probe: {p.value} healthy (language {r.language or 'unknown'}"
+                + (f"; fallback selectors in use: {', '.join(fallback)}" if fallback else "") + ")")
     return results
 
 
