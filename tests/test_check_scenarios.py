@@ -149,6 +149,8 @@ def test_question_rule_refuses_probes_and_empty_questions(tmp_path: Path, questi
     "Explain how to use generic types in TypeScript briefly.",
     "Why does 0.1 + 0.2 not equal 0.3 in JavaScript floating point?",
     "Pythonでファイルを非同期に読む方法を教えてください",
+    "Testing frameworks for Rust: which one handles async tests well?",
+    "OK, so how does Rust's borrow checker decide lifetimes of references?",
 ])
 def test_question_rule_accepts_natural_technical_questions(question: str) -> None:
     assert sc.question_problems(question) == []

@@ -69,6 +69,7 @@ def test_wheel_installs_a_working_ai_bridge_with_the_extension(tmp_path: Path) -
     shipped = {p.name for p in EXTENSION.iterdir() if p.is_file()}
     assert {f"supervisor/_extension/{n}" for n in shipped} <= names, "extension files missing from the wheel"
     assert "actors/provider/watcher.js" in names and "actors/jobs.py" in names
+    assert "supervisor/app/check/scenarios.json" in names  # the shipped scenarios of `ai-bridge check`
     assert not any(n.startswith("tests/") for n in names)
     # A real distribution: the licence file, typing markers, and metadata that says what the project is.
     info = f"ai_bridge-{supervisor.__version__}.dist-info"

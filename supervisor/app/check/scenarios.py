@@ -59,7 +59,7 @@ DENIED_QUESTIONS = frozenset({
     "こんにちは", "テスト", "接続テスト", "これはテストです",
 })
 _DENIED_PATTERNS = (
-    re.compile(r"^\W*(hello|hi|hey|ok|okay|ping|test(ing)?)\b"),  # opens like a connection probe
+    re.compile(r"^\W*(hello|hi|hey)\b"),  # opens with a greeting
     re.compile(r"\bconnection test\b|\btest message\b|接続テスト"),
     re.compile(r"^\W*(what(?:'s| is)\s+)?\d+\s*[-+*/x×]\s*\d+\W*$"),  # bare arithmetic: "What's 1+1?"
 )
