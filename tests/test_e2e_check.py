@@ -174,9 +174,18 @@ async def test_drifted_markup_fails_before_any_question_and_an_override_file_fix
 
     patch = tmp_path / "providers.toml"
     patch.write_text(OVERRIDES, encoding="utf-8")
-    proc = await cli(sites, tmp_path, "check", "--tag", "smoke", "--providers", str(patch))
+    proc = await cli(sites, tmp_path, "check", "--tag", "smoke", "--providers", str(patch), "--debug")
     out, err = proc.stdout.decode(), proc.stderr.decode()
     assert proc.returncode == 0, out + err
     assert "5 scenario(s): 5 passed, 0 failed" in out
     report = last_report(tmp_path)
     assert "chatgpt.selectors.send" in report["probe"]["chatgpt"]["overridden"]
+    # --debug: the probe's whole table (overridden entries marked), each ask's phases, whole answers, snapshots
+    assert "chatgpt.selectors.send *" in err and "overridden by providers.toml" in err
+    assert "] chatgpt-new-chat [chatgpt] typing" in err and "] parallel-query [gemini] sent" in err
+    for s in report["scenarios"]:
+        assert s["snapshots"].keys() == set(s["providers"]), s["id"]
+        for p, snap in s["snapshots"].items():
+            assert snap["url"].startswith(("https://chatgpt.com/c/", "https://gemini.google.com/app/")), snap
+            answer = s["results"][p]["answer"]
+            assert len(answer["text"]) == answer["chars"] > 300  # whole, not an excerpt
