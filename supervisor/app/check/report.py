@@ -180,8 +180,12 @@ def write(state_dir: Path, data: Mapping[str, object], text: str) -> tuple[Path,
     """Both reports, private (0600 in a 0700 folder), written atomically; older runs beyond `KEEP` removed."""
     folder = state_dir / "reports"
     ensure_private_dir(folder)
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + f"-{time.time_ns() // 1_000_000 % 1000:03d}"
-    json_path, md_path = folder / f"check-{stamp}.json", folder / f"check-{stamp}.md"
+    now = time.time_ns()
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now / 1e9)) + f"-{now // 1000 % 1_000_000:06d}"
+    n = 0
+    while (json_path := folder / f"check-{stamp}{n:02d}.json").exists():  # two runs in one microsecond
+        n += 1
+    md_path = json_path.with_suffix(".md")
     write_atomic(json_path, json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8"))
     write_atomic(md_path, text.encode("utf-8"))
     for old in sorted(folder.glob("check-*.json"), reverse=True)[KEEP:]:
