@@ -92,8 +92,8 @@ async def test_probe_on_healthy_pages_reads_the_kept_conversation_and_sends_noth
         assert got[f"{p}.selectors.assistant"]["status"] == "not_applicable"
         assert "no earlier answer" in got[f"{p}.selectors.assistant"]["detail"]
     chatgpt = items(report, "chatgpt")
-    # The fake's composer is the ProseMirror div: the table's third input selector (the first two are textareas).
-    assert chatgpt["chatgpt.selectors.input"]["status"] == "fallback"
+    # The fake's composer is the ProseMirror div, as today's site: the table's first input selector.
+    assert chatgpt["chatgpt.selectors.input"]["status"] == "ok"
     assert chatgpt["chatgpt.selectors.input"]["matched"] == '#prompt-textarea[contenteditable="true"]'
     gemini = items(report, "gemini")
     assert gemini["gemini.selectors.input"] == {

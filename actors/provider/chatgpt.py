@@ -36,8 +36,10 @@ TABLE = ProviderTable(
     conversation_re=r"^https://(chatgpt\.com|chat\.openai\.com)/c/[0-9a-f-]+",
     shadow_dom=False,
     selectors={
-        "input": ("textarea#prompt-textarea", 'textarea[data-testid="prompt-textarea"]',
-                  '#prompt-textarea[contenteditable="true"]', '.ProseMirror[contenteditable="true"]'),
+        # Today's composer is the ProseMirror div first; the seed's textareas (the older composer) after it, so the
+        # probe calls the current site "ok" rather than "fallback".
+        "input": ('#prompt-textarea[contenteditable="true"]', '.ProseMirror[contenteditable="true"]',
+                  "textarea#prompt-textarea", 'textarea[data-testid="prompt-textarea"]'),
         "send": ('button[data-testid="send-button"]', 'button[aria-label*="送信"]', 'button[aria-label*="Send"]'),
         "stop": ('button[data-testid="stop-button"]',),
         "user": ('[data-message-author-role="user"]',),
