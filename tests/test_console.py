@@ -137,12 +137,14 @@ class Pty:
         self.seen = ""
 
     async def expect(self, pattern: str, timeout: float = 15) -> str:
-        with trio.fail_after(timeout):
+        with trio.move_on_after(timeout) as waited:
             while not (m := re.search(pattern, self.seen)):
                 data = await self.stream.receive_some(65536)
                 if not data:
                     raise AssertionError(f"console closed; waiting for {pattern!r} in {self.seen!r}")
                 self.seen += data.decode(errors="replace").replace("\r\n", "\n")
+        if waited.cancelled_caught:
+            raise AssertionError(f"no {pattern!r} within {timeout} s; the console printed {self.seen!r}")
         before, self.seen = self.seen[: m.end()], self.seen[m.end():]
         return before
 
@@ -188,6 +190,7 @@ async def test_interactive_console_on_a_pty(server_env: dict[str, str], state_di
             assert "'block ok'" in await con.expect(r"\n>>> ")
             # Ctrl-C cancels a long await in the server and gives the prompt back.
             await con.send("await trio.sleep(1000)\n")
+            await con.expect(r"trio\.sleep\(1000\)\n")  # readline echoed the line: the console has read it
             await trio.sleep(0.5)
             await con.send("\x03")
             assert "KeyboardInterrupt" in await con.expect(r"\n>>> ")
