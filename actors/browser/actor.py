@@ -535,7 +535,9 @@ class Browser:
         launched.exited.set()
         launched.going.set()
         if self.launched is launched:
-            log.warning("the browser we launched (pid %d) exited (code %s)", launched.pid, launched.code)
+            # Closed on purpose (by us, or Chrome shutting down as its window closed) is news, not a problem.
+            level = logging.INFO if self.stopping or launched.closing else logging.WARNING
+            log.log(level, "the browser we launched (pid %d) exited (code %s)", launched.pid, launched.code)
             self.launched = None
             if self.ownership is Ownership.LAUNCHED:
                 self.ownership = None
