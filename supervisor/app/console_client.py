@@ -13,6 +13,7 @@ import code
 import contextlib
 import json
 import os
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -206,6 +207,9 @@ def console_main(state_dir: Path, *, pid: int | None = None, socket_path: Path |
             return 1 if console.failed else 0
         if interactive:
             _setup_readline(conn, state_dir)
+            # Ctrl-C must interrupt the evaluation even when we were started with SIGINT ignored (a background job
+            # of a non-interactive shell inherits SIG_IGN, and Python then leaves it ignored).
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             console.interact(banner=banner.get("banner", "") if interactive else "", exitmsg="")
         except SystemExit:
