@@ -57,11 +57,18 @@ async def test_stopped_worker_of_our_browser_is_woken_at_once(sites: FakeSites, 
         # What Chrome does to an idle worker: stop it (its WebSocket dies with it).
         assert (await dt.send("Target.closeTarget", {"targetId": worker["targetId"]}))["success"]
 
+        async def reconnected_by_itself() -> bool:
+            ext = (await b.status())["extension"]
+            return bool(ext["connected"]) and ext["since"] != before["extension"]["since"]
+
         async def link_changed() -> bool:  # its socket closed (an ask racing that close is the provider's retry)
             ext = (await b.status())["extension"]
             return not ext["connected"] or ext["since"] != before["extension"]["since"]
 
         await eventually(link_changed, 5, "the old link closed", 0.01)
+        # Chrome sometimes starts the worker again by itself at once (an event for the extension): then there is
+        # nothing to wake, and the ask must simply go through on the new link.
+        by_itself = await reconnected_by_itself()
         t0 = time.monotonic()
         await ask(b, "chatgpt", "And 3 plus 5?")
         took = time.monotonic() - t0
@@ -69,8 +76,10 @@ async def test_stopped_worker_of_our_browser_is_woken_at_once(sites: FakeSites, 
         log = b.log_text()
     assert took < 5, f"the ask after a stopped worker took {took:.1f}s"
     assert after["extension"]["since"] != before["extension"]["since"]  # a new connection, from a new worker
-    assert after["browser"]["recovery"]["workerWakes"] >= 1 and after["browser"]["pid"] == before["browser"]["pid"]
-    assert "woke the extension's service worker" in log
+    assert after["browser"]["pid"] == before["browser"]["pid"]
+    if not by_itself:
+        assert after["browser"]["recovery"]["workerWakes"] >= 1, log
+        assert "woke the extension's service worker" in log
 
 
 # --- 9.5: a browser that dies at start --------------------------------------------------------------------------------
