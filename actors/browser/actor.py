@@ -822,18 +822,8 @@ async def run(
                 async def handle(msg: BrowserRequest) -> Reply[object]:
                     assert isinstance(msg, EnsureBrowser)
                     # A requester that gave up (its ask cancelled or timed out) needs no browser any more.
-                    watching = trio.CancelScope()
-                    with trio.CancelScope() as waiting:
-                        async def abandoned() -> None:
-                            with watching:
-                                await env.wait_abandoned()
-                                waiting.cancel()
-
-                        nursery.start_soon(abandoned)
-                        try:
-                            await current.ensure(env, msg.timeout_s)
-                        finally:
-                            watching.cancel()
+                    with env.cancelled_if_abandoned() as waiting:
+                        await current.ensure(env, msg.timeout_s)
                     if waiting.cancelled_caught:
                         raise ExtensionNotConnected("the ask stopped waiting for the browser")
                     return msg.reply(None)

@@ -371,33 +371,25 @@ async def _asker(actor: ProviderActor, asks: trio.MemoryReceiveChannel[Envelope[
 
 async def _one_probe(actor: ProviderActor, env: Envelope[ProviderRequest], msg: Probe) -> None:
     deadline = env.enqueued_at + msg.timeout_s
-    with trio.CancelScope() as scope:
-
-        async def watch_abandon() -> None:
-            await env.wait_abandoned()
-            scope.cancel()
-
-        async with trio.open_nursery() as inner:
-            inner.start_soon(watch_abandon)
-            try:
-                with trio.move_on_at(deadline) as timer:
-                    report = await actor.probe(msg, deadline)
-                    env.reply(msg.reply(report))
-                if timer.cancelled_caught:
-                    env.fail(ResponseTimeout(f"the {actor.t.title} probe did not finish within {msg.timeout_s:g}s",
-                                             hint="Check the browser with bridge_status, or allow more time."))
-            except TabGone as exc:
-                actor.page = None
-                env.fail(TabClosed(f"the {actor.t.title} tab went away during the probe: {exc}"))
-            except (PageTimeout, trio.TooSlowError) as exc:  # a page that never finished loading
-                env.fail(ResponseTimeout(f"the {actor.t.title} page did not load for the probe: {exc or 'timed out'}",
-                                         hint="Check the tab with take_cdp_snapshot; the site may be down."))
-            except (ExtensionDisconnected, TabClosed) as exc:
-                actor.page = None
-                env.fail(exc)
-            except BridgeError as exc:
-                env.fail(exc)
-            inner.cancel_scope.cancel()
+    with env.cancelled_if_abandoned() as scope:
+        try:
+            with trio.move_on_at(deadline) as timer:
+                report = await actor.probe(msg, deadline)
+                env.reply(msg.reply(report))
+            if timer.cancelled_caught:
+                env.fail(ResponseTimeout(f"the {actor.t.title} probe did not finish within {msg.timeout_s:g}s",
+                                         hint="Check the browser with bridge_status, or allow more time."))
+        except TabGone as exc:
+            actor.page = None
+            env.fail(TabClosed(f"the {actor.t.title} tab went away during the probe: {exc}"))
+        except (PageTimeout, trio.TooSlowError) as exc:  # a page that never finished loading
+            env.fail(ResponseTimeout(f"the {actor.t.title} page did not load for the probe: {exc or 'timed out'}",
+                                     hint="Check the tab with take_cdp_snapshot; the site may be down."))
+        except (ExtensionDisconnected, TabClosed) as exc:
+            actor.page = None
+            env.fail(exc)
+        except BridgeError as exc:
+            env.fail(exc)
     if scope.cancelled_caught and not env.answered:
         env.fail(AskCancelled(f"the {actor.t.title} probe was cancelled"))
 
@@ -413,46 +405,38 @@ async def _one_ask(actor: ProviderActor, env: Envelope[ProviderRequest], msg: As
     error: BridgeError | None = None
     result: AskResult | None = None
     crash: Retry | None = None
-    with trio.CancelScope() as scope:
-
-        async def watch_abandon() -> None:
-            await env.wait_abandoned()
-            scope.cancel()
-
-        async with trio.open_nursery() as inner:
-            inner.start_soon(watch_abandon)
-            try:
-                with trio.move_on_at(deadline) as timer:
-                    result = await actor.attempt(env, msg, memo, budget)
-                if timer.cancelled_caught:
-                    status, error = AskStatus.FAILED, await _deadline_error(actor, msg)
-            except Stuck as exc:
-                memo.stuck = exc.kind.value
-                retries = env.attempt - 1
-                # The error names the state the page stayed in: never answering, or stuck mid-answer.
-                kind = NoResponse if exc.kind is StuckKind.NO_RESPONSE else StuckError
-                gave_up = kind(f"{exc.message} — gave up after {retries} retr{'y' if retries == 1 else 'ies'}",
-                               hint="Reload the tab or start a new chat (new_chat: true).", partial=exc.partial)
-                room = budget.remaining() > actor.to.attempt_reserve_s + actor.to.min_stall_s
-                if env.attempt < Ask.max_attempts and room:
-                    actor.log.warning("%s (attempt %d); restarting the %s actor to retry", exc.message, env.attempt,
-                                      actor.t.title)
-                    crash = Retry(exc.message, failure=gave_up)  # crash on purpose (below): a fresh tab connection
-                else:
-                    status, error = AskStatus.STUCK, gave_up
-            except TabGone as exc:
-                actor.page = None
-                status, error = AskStatus.FAILED, TabClosed(
-                    f"the {actor.t.title} tab went away during the ask: {exc}",
-                    hint="Retry; ai-bridge opens or reuses a tab on the next call.")
-            except PageTimeout as exc:
-                status, error = AskStatus.FAILED, ResponseTimeout(f"{actor.t.title}: timed out waiting for {exc.what}")
-            except (ExtensionDisconnected, TabClosed) as exc:
-                actor.page = None
-                status, error = AskStatus.FAILED, exc
-            except BridgeError as exc:
-                status, error = (AskStatus.RATE_LIMITED if isinstance(exc, RateLimited) else AskStatus.FAILED), exc
-            inner.cancel_scope.cancel()
+    with env.cancelled_if_abandoned() as scope:
+        try:
+            with trio.move_on_at(deadline) as timer:
+                result = await actor.attempt(env, msg, memo, budget)
+            if timer.cancelled_caught:
+                status, error = AskStatus.FAILED, await _deadline_error(actor, msg)
+        except Stuck as exc:
+            memo.stuck = exc.kind.value
+            retries = env.attempt - 1
+            # The error names the state the page stayed in: never answering, or stuck mid-answer.
+            kind = NoResponse if exc.kind is StuckKind.NO_RESPONSE else StuckError
+            gave_up = kind(f"{exc.message} — gave up after {retries} retr{'y' if retries == 1 else 'ies'}",
+                           hint="Reload the tab or start a new chat (new_chat: true).", partial=exc.partial)
+            room = budget.remaining() > actor.to.attempt_reserve_s + actor.to.min_stall_s
+            if env.attempt < Ask.max_attempts and room:
+                actor.log.warning("%s (attempt %d); restarting the %s actor to retry", exc.message, env.attempt,
+                                  actor.t.title)
+                crash = Retry(exc.message, failure=gave_up)  # crash on purpose (below): a fresh tab connection
+            else:
+                status, error = AskStatus.STUCK, gave_up
+        except TabGone as exc:
+            actor.page = None
+            status, error = AskStatus.FAILED, TabClosed(
+                f"the {actor.t.title} tab went away during the ask: {exc}",
+                hint="Retry; ai-bridge opens or reuses a tab on the next call.")
+        except PageTimeout as exc:
+            status, error = AskStatus.FAILED, ResponseTimeout(f"{actor.t.title}: timed out waiting for {exc.what}")
+        except (ExtensionDisconnected, TabClosed) as exc:
+            actor.page = None
+            status, error = AskStatus.FAILED, exc
+        except BridgeError as exc:
+            status, error = (AskStatus.RATE_LIMITED if isinstance(exc, RateLimited) else AskStatus.FAILED), exc
     if crash is not None:
         raise crash  # re-delivered to our successor with attempt + 1
     cancelled = scope.cancelled_caught

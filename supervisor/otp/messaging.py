@@ -23,11 +23,12 @@ reaches the provider tab.
 from __future__ import annotations
 
 import collections
+import contextlib
 import enum
 import itertools
 import logging
 import typing
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import ClassVar, Generic, TypeVar, cast
 
 import attrs
@@ -112,6 +113,7 @@ class Envelope(Generic[M]):
     enqueued_at: float = attrs.field(factory=trio.current_time)
     _done: trio.Event = attrs.field(factory=trio.Event)
     _abandoned: trio.Event = attrs.field(factory=trio.Event)
+    _on_abandon: list[trio.CancelScope] = attrs.field(factory=list)  # see cancelled_if_abandoned
     _outcome: outcome.Outcome[object] | None = None
     _mailbox: Mailbox[M] | None = None  # set when an actor takes it; answering removes it from the in-flight set
 
@@ -128,6 +130,19 @@ class Envelope(Generic[M]):
 
     async def wait_abandoned(self) -> None:
         await self._abandoned.wait()
+
+    @contextlib.contextmanager
+    def cancelled_if_abandoned(self) -> Iterator[trio.CancelScope]:
+        """A cancel scope that the requester giving up cancels (check its `cancelled_caught` after the block);
+        no task has to watch for it."""
+        with trio.CancelScope() as scope:
+            if self.abandoned:
+                scope.cancel()
+            self._on_abandon.append(scope)
+            try:
+                yield scope
+            finally:
+                self._on_abandon.remove(scope)
 
     def reply(self, answer: Reply[object]) -> None:
         """Answer the request (``env.reply(msg.reply(value))``). Answering twice is a bug in the actor."""
@@ -159,6 +174,8 @@ class Envelope(Generic[M]):
 
     def abandon(self) -> None:
         self._abandoned.set()
+        for scope in self._on_abandon:
+            scope.cancel()
 
     async def result(self) -> object:
         await self._done.wait()
