@@ -113,7 +113,14 @@ async def test_browser_exits_and_the_next_ask_relaunches_it(sites: FakeSites, tm
         sc = await ask(b, "chatgpt", "What is 5 plus 6?")
         first = await browser_status(b)
         os.killpg(first["pid"], signal.SIGKILL)  # a crash (or the user quitting it): gone at once
-        degraded = await state_is(b, "degraded")
+
+        async def reaped() -> dict[str, Any] | None:
+            # The link's close can be seen a moment before the process is reaped: `degraded` with the old pid is
+            # then true for that moment. What must follow is degraded with nothing left of the old browser.
+            st = await browser_status(b)
+            return st if st["state"] == "degraded" and st["pid"] is None else None
+
+        degraded = await eventually(reaped, 10, "degraded with the old browser gone", 0.02)
         sc2 = await ask(b, "chatgpt", "And 5 plus 7?")
         second = (await linked_status(b))["browser"]
     assert degraded["pid"] is None and degraded["ownership"] is None
