@@ -174,10 +174,11 @@ async def test_no_send_method_works_is_input_rejected_with_a_dump(autojump_clock
     async with trio.open_nursery() as nursery:
         page = FakePage(nursery, click_works=False, mouse_works=False, enter_works=False)
         r = make_flow(page, gemini.TABLE)
-        with pytest.raises(InputRejected, match="click, mouse and Enter all failed"):
+        with pytest.raises(InputRejected, match="click, mouse and Enter all failed") as info:
             await r.flow.run()
         nursery.cancel_scope.cancel()
     assert page.submitted == [] and r.dumps == ["send-timeout"] and r.flow.memo.sent
+    assert info.value.hint is not None and "Debug dump: /dumps/send-timeout.json" in info.value.hint  # where to look
 
 
 async def test_a_question_the_site_took_is_not_sent_again_while_its_message_is_late(
@@ -344,6 +345,7 @@ async def test_the_deadline_error_names_the_last_state_and_clicks_stop(autojump_
         nursery.cancel_scope.cancel()
     assert err.code == "response_timeout" and "characters received" in err.message and "clicked Stop" in err.message
     assert err.partial and "stop" in page.actions
+    assert err.hint is not None and err.hint.endswith("Debug dump: /dumps/deadline.json")
 
 
 # --- retries never send twice (issue 15.3) ----------------------------------------------------------------------------

@@ -264,10 +264,10 @@ class AskFlow:
             st = await self.page.wait_for(lambda s: s.ready == "complete" and (s.input_found or s.login),
                                           self.to.input_s, "the input box")
         except PageTimeout:
-            await self.dump("no-input")
+            where = await self.dump("no-input")
             raise InputRejected(f"the {self.t.title} input box did not appear within {self.to.input_s:g}s",
-                                hint="Check the tab with take_cdp_snapshot; the site may be down or changed."
-                                ) from None
+                                hint=dump_hint("Check the tab with take_cdp_snapshot; the site may be down or "
+                                               "changed.", where)) from None
         if st.login and not st.input_found:
             raise LoginRequired(f"{self.t.title} needs you to log in",
                                 hint=f"Open {self.t.home_url} in the browser ai-bridge uses, log in, then retry.")
@@ -400,14 +400,13 @@ class AskFlow:
                 try:  # the site took it: its user message is on the way
                     await self.page.wait_for(sent, self.to.user_message_s, "the user message")
                 except PageTimeout:
-                    await self.dump("send-timeout")
+                    where = await self.dump("send-timeout")
                     raise InputRejected(f"{self.t.title} took the question but showed no user message within "
-                                        f"{self.to.user_message_s:g}s", hint="See the debug dump in the state dir."
-                                        ) from None
+                                        f"{self.to.user_message_s:g}s", hint=dump_hint("", where)) from None
             return name
-        await self.dump("send-timeout")
+        where = await self.dump("send-timeout")
         raise InputRejected(f"{self.t.title} did not take the question (click, mouse and Enter all failed)",
-                            hint="The send button may have changed; see the debug dump in the state dir.")
+                            hint=dump_hint("The send button may have changed.", where))
 
     # -- the answer -------------------------------------------------------------------------------------------------
 
@@ -564,25 +563,33 @@ class AskFlow:
         if self.stage in (Stage.WAITING, Stage.ANSWERING, Stage.EXTRACTING):
             clicked = await self.page.click_stop()
             partial = await self.partial()
-        await self.dump("deadline")
+        where = await self.dump("deadline")
         stop = " (clicked Stop)" if clicked else ""
         stalled = self.stop_shown and trio.current_time() - self.last_change >= self.to.min_stall_s
         if self.memo.stuck is not None and (self.stage in (Stage.PREPARING, Stage.TYPING) or stalled):
             return StuckError(f"{self.t.title} was still stuck ({self.memo.stuck}) when the {timeout_s:g}s "
-                              "deadline came", hint="Reload the tab or start a new chat (new_chat: true).",
+                              "deadline came",
+                              hint=dump_hint("Reload the tab or start a new chat (new_chat: true).", where),
                               partial=partial)
         if self.stage is Stage.WAITING:
             return NoResponse(f"{self.t.title} did not start answering before the {timeout_s:g}s deadline{stop}",
-                              hint="The site may be overloaded; retry later or raise timeout_s.", partial=partial)
+                              hint=dump_hint("The site may be overloaded; retry later or raise timeout_s.", where),
+                              partial=partial)
         if self.stage in (Stage.ANSWERING, Stage.EXTRACTING):
             return ResponseTimeout(f"{self.t.title} did not finish answering within {timeout_s:g}s "
                                    f"({self.chars} characters received){stop}",
-                                   hint="Raise timeout_s for long answers; the partial answer is attached.",
+                                   hint=dump_hint("Raise timeout_s for long answers; the partial answer is "
+                                                  "attached.", where),
                                    partial=partial)
         return ResponseTimeout(f"the {timeout_s:g}s deadline came while {self.stage.value}; the question was not "
                                "sent" if not self.memo.sent else f"the {timeout_s:g}s deadline came while "
-                               f"{self.stage.value}", hint="Raise timeout_s, or check the tab with "
-                               "take_cdp_snapshot.")
+                               f"{self.stage.value}", hint=dump_hint("Raise timeout_s, or check the tab with "
+                                                               "take_cdp_snapshot.", where))
+
+
+def dump_hint(hint: str, where: str) -> str:
+    """A hint that names the debug dump kept for this failure (or says why none was kept)."""
+    return f"{hint} Debug dump: {where}".strip()
 
 
 def trio_wall_ms() -> float:
