@@ -586,3 +586,51 @@ async def test_restarting_the_tools_leaves_an_ask_running(toolsite: ToolSite, si
 async def _answering(b: Bridge, job: str) -> bool:
     got = await ok(b, "get_answer", {"job_id": job, "wait_s": 0})
     return got["status"] == "running" and any(got.get("partial", {}).values())
+
+
+# --- another debugger on the tab --------------------------------------------------------------------------------------
+
+# A second extension that can take a tab's debugger the way a debugging extension (or DevTools) does. The test calls
+# its functions in its service worker, as that extension's own code would run.
+HOLDER_MANIFEST = {"manifest_version": 3, "name": "debugger holder (test)", "version": "1.0",
+                   "permissions": ["debugger", "tabs"], "host_permissions": ["<all_urls>"],
+                   "background": {"service_worker": "holder.js"}}
+HOLDER_JS = """
+self.mark = (tabId, title) => chrome.debugger.sendCommand(
+  {tabId}, 'Runtime.evaluate', {expression: `document.title = ${JSON.stringify(title)}; document.title`});
+self.hold = async (tabId) => {
+  await chrome.debugger.attach({tabId}, '1.3');
+  return (await mark(tabId, 'held')).result.value;
+};
+"""
+
+
+async def _holder(dt: Any) -> str | None:
+    targets = (await dt.send("Target.getTargets"))["targetInfos"]
+    return next((t["targetId"] for t in targets if t["type"] == "service_worker" and t["url"].endswith("/holder.js")),
+                None)
+
+
+async def test_a_tab_another_debugger_holds_is_read_without_taking_it_from_its_holder(
+        toolsite: ToolSite, tmp_path: Path) -> None:
+    """Chromium lets several debugger clients share a tab (DevTools, another extension): ours reads it alongside, and
+    the other keeps its session (the extension's detach-and-retry on "already attached" only ever detaches its own;
+    `devtools_open` is for a browser that refuses the second client, covered by the unit tests)."""
+    holder = tmp_path / "holder"
+    holder.mkdir()
+    (holder / "manifest.json").write_text(json.dumps(HOLDER_MANIFEST))
+    (holder / "holder.js").write_text(HOLDER_JS)
+    async with bridge(toolsite, tmp_path, *ALLOWED, "--load-extension", str(holder)) as b, b.devtools() as dt:
+        held = await open_page(dt, "https://allowed.test/form")
+        tab = next(t["tabId"] for t in (await ok(b, "tabs_list"))["tabs"] if t["url"] == "https://allowed.test/form")
+        worker = await eventually(lambda: _holder(dt), 15, "the other extension's worker")
+        assert await page_eval(dt, worker, f"hold({tab})") == "held"
+        await ok(b, "tab_select", {"tab_id": tab})
+        assert "Sign up" in (await ok(b, "get_text"))["text"]
+        assert 'textbox "Name"' in (await ok(b, "snapshot"))["snapshot"]
+        # The other extension's session is still attached: it goes on driving the page.
+        assert await page_eval(dt, worker, f"mark({tab}, 'still held').then(r => r.result.value)") == "still held"
+        assert await dt.evaluate(held, "document.title") == "still held"
+        assert "Sign up" in (await ok(b, "get_text"))["text"]
+        st = await b.status()
+    assert find_actor(st, "browser_tools")["restarts"] == 0
