@@ -24,11 +24,16 @@ def main() -> int:
         cmd = ["unshare", "-n", "sh", "-c", "ip link set lo up && exec " + " ".join(cmd)]
     out = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, check=False)
     text = out.stdout + out.stderr
-    print("target".ljust(62), "inputs tried")
+    print("target".ljust(62), "examples")
     for name, block in re.findall(r"tests/test_fuzz\.py::(\w+):\n(.*?)(?=\ntests/|\Z)", text, re.S):
-        tried = sum(int(n) for n in re.findall(r"(\d+) passing examples", block))
-        failing = sum(int(n) for n in re.findall(r"(\d+) failing examples", block))
+        tried = sum(int(n) for n in re.findall(r"(\d+) passing", block))
+        failing = sum(int(n) for n in re.findall(r"(\d+) failing", block))
         print(name.ljust(62), tried, f"({failing} failing)" if failing else "")
+    os.environ["AI_BRIDGE_FUZZ"] = "long"
+    from tests.test_fuzz import SESSION  # the long profile's session length
+
+    print("\n(an example of the stdin and extension-reply targets is a whole session: one server process, or one"
+          f" actor system, fed {SESSION * 4} stdin lines or {SESSION * 8} replies in turn)")
     failures = re.findall(r"Falsifying example:.*?(?=\n\n|\Z)", text, re.S)
     print(f"\n{len(failures)} failure(s)")
     for f in failures:

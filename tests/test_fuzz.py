@@ -42,13 +42,22 @@ from supervisor.otp import ActorContext, ActorSystem, Reply, SupervisorSpec, chi
 
 from .conftest import REPO, serve_command
 
+# A found input may be a 256 KiB state file: Hypothesis warns that printing it is expensive, which is fine here.
+pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr")
+
 PROFILE = os.environ.get("AI_BRIDGE_FUZZ", "ci")
-settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-settings.register_profile("long", max_examples=3000, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+# The live tests draw a whole session of inputs (hundreds of lines or frames) in one example: big on purpose.
+_SUPPRESSED = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.large_base_example,
+               HealthCheck.data_too_large]
+settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True, suppress_health_check=_SUPPRESSED)
+settings.register_profile("long", max_examples=3000, deadline=None, suppress_health_check=_SUPPRESSED)
 settings.load_profile(PROFILE)
 LIVE = 25 if PROFILE == "ci" else 500  # examples for the tests that go through a real socket or process
+# The session tests (one server process, or one actor system, fed many inputs in turn) draw SESSION inputs per
+# example: one session in CI, many in the long run. One very long session would outgrow what Hypothesis can draw
+# (and shrink) for a single example.
+SESSION = 25 if PROFILE == "ci" else 10
+SESSIONS = 1 if PROFILE == "ci" else 50
 
 # JSON values, as deep and odd as an attacker likes.
 scalars = st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.floats() | st.text()
@@ -213,7 +222,10 @@ lines = st.one_of(
 
 def _expects_reply(line: str) -> object | None:
     """The id a reply must carry, or None when the line is a notification or a response (no reply due).
-    Anything unparsable or invalid gets an error reply with id null (or the id when one can be read)."""
+    Anything unparsable or invalid gets an error reply with id null (or the id when one can be read); a blank line is
+    skipped as the whitespace between messages."""
+    if not line.strip():
+        return None
     try:
         msg = json.loads(line)
     except (ValueError, RecursionError):
@@ -229,7 +241,7 @@ def _expects_reply(line: str) -> object | None:
     return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else "null"
 
 
-@settings(max_examples=1)
+@settings(max_examples=SESSIONS)
 @given(data=st.data())
 async def test_no_stdin_line_goes_unanswered_or_ends_the_server(data: st.DataObject, server_env: dict[str, str],
                                                                state_dir: Path) -> None:
@@ -266,7 +278,7 @@ async def test_no_stdin_line_goes_unanswered_or_ends_the_server(data: st.DataObj
         assert (await replies(30))[0]["id"] == "init"
         await send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         tried = 0
-        for _ in range(LIVE * 4):
+        for _ in range(SESSION * 4):
             line = data.draw(lines)
             if "tools/call" in line:  # a call must not ask a site; bad arguments are fine
                 line = line.replace("tools/call", "tools/list")
@@ -288,7 +300,7 @@ async def test_no_stdin_line_goes_unanswered_or_ends_the_server(data: st.DataObj
         await send({"jsonrpc": "2.0", "id": "last", "method": "tools/list"})
         last = await replies(10)
         assert last and last[0]["id"] == "last" and "result" in last[0]
-        assert proc.returncode is None and tried == LIVE * 4
+        assert proc.returncode is None and tried == SESSION * 4
     finally:
         with trio.move_on_after(5):
             await proc.stdin.aclose()
@@ -381,7 +393,7 @@ async def fake_relay(ctx: ActorContext[RelayRequest], *, answers: Answers,
         await ctx.answer(env, handle)
 
 
-@settings(max_examples=1)
+@settings(max_examples=SESSIONS)
 @given(data=st.data())
 async def test_no_extension_reply_crashes_its_reader(data: st.DataObject) -> None:
     answers = Answers()
@@ -394,7 +406,7 @@ async def test_no_extension_reply_crashes_its_reader(data: st.DataObject) -> Non
                  lambda: ext.create_tab("https://chatgpt.com/", new_window=True, timeout_s=5),
                  lambda: ext.attach(1), lambda: tab.send("Page.getFrameTree"), lambda: tab.evaluate("1"),
                  lambda: tab.call("function () {}", 1, context_id=3)]
-        for _ in range(LIVE * 8):
+        for _ in range(SESSION * 8):
             shape = data.draw(st.sampled_from(["tab", "tabs", "result", "exception", "any"]))
             inner = data.draw(json_values)
             answers.value = {"tab": {"tab": inner}, "tabs": {"tabs": inner}, "result": {"result": inner},
