@@ -163,11 +163,12 @@ class StateFiles:
                 start = max(0, size - TAIL_BYTES)
                 tail = os.pread(fd, size - start, start) if size else b""
                 if tail and not tail.endswith(b"\n"):
-                    # A writer died mid-line (kill -9 of an older version, full disk): drop the torn fragment.
-                    cut = start + tail.rfind(b"\n") + 1
+                    # A writer died mid-line (kill -9 of an older version, full disk): drop the torn fragment,
+                    # wherever it starts (it may be longer than the tail read here).
+                    cut = _line_start(fd, size)
                     os.ftruncate(fd, cut)
                     log.warning("history.jsonl had a torn last line; cut %d bytes", size - cut)
-                    tail = tail[: cut - start]
+                    tail = tail[: max(0, cut - start)]
                 if f'"id":{json.dumps(entry_id)}'.encode() in tail:
                     return False  # already written (re-delivered request)
                 written = os.write(fd, data)
@@ -199,6 +200,18 @@ class StateFiles:
             if len(out) >= limit:
                 break
         return tuple(reversed(out))
+
+
+def _line_start(fd: int, end: int) -> int:
+    """Where the last line before `end` starts: just after the newline before it, or 0."""
+    pos = end
+    while pos > 0:
+        start = max(0, pos - TAIL_BYTES)
+        nl = os.pread(fd, pos - start, start).rfind(b"\n")
+        if nl >= 0:
+            return start + nl + 1
+        pos = start
+    return 0
 
 
 def parse_record(line: bytes) -> HistoryRecord | None:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import attrs
+import pytest
 import trio
 import trio.lowlevel
 
@@ -99,6 +100,21 @@ async def test_history_append_is_idempotent_and_heals_a_torn_tail(state_dir: Pat
     await _with_store(state_dir, body)
     lines = (state_dir / "history.jsonl").read_bytes().split(b"\n")
     assert lines[-1] == b"" and all(json.loads(x) for x in lines[:-1])
+
+
+@pytest.mark.parametrize("torn", [300 * 1024, 600 * 1024 + 7], ids=["longer-than-the-tail", "two-tails-and-more"])
+async def test_a_torn_line_longer_than_the_tail_read_is_cut_whole(state_dir: Path, torn: int) -> None:
+    """Found by the long fuzz run: a torn last line longer than the 256 KiB looked at before appending was cut only
+    within that window, and the new record was glued to the rest of it (and lost)."""
+    (state_dir / "history.jsonl").write_bytes(b'{"id":"old","ok":1}\n' + b"[" * torn)
+
+    async def body(runtime: ActorSystem) -> None:
+        store = runtime.registry.ref(SESSION_STORE)
+        assert await store.call(AppendHistory("e1", record())) is True
+        assert [r.entry_id for r in await store.call(ReadHistory(limit=10))] == ["old", "e1"]
+
+    await _with_store(state_dir, body)
+    assert (state_dir / "history.jsonl").read_bytes().split(b"\n")[0] == b'{"id":"old","ok":1}'
 
 
 async def test_crash_during_append_redelivers_without_doubling(state_dir: Path) -> None:
