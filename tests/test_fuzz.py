@@ -220,6 +220,9 @@ lines = st.one_of(
 )
 
 
+NULL_ID = object()  # "the reply's id is null": not the string "null", which is a valid id of its own
+
+
 def _expects_reply(line: str) -> object | None:
     """The id a reply must carry, or None when the line is a notification or a response (no reply due).
     Anything unparsable or invalid gets an error reply with id null (or the id when one can be read); a blank line is
@@ -229,16 +232,16 @@ def _expects_reply(line: str) -> object | None:
     try:
         msg = json.loads(line)
     except (ValueError, RecursionError):
-        return "null"
+        return NULL_ID
     if not isinstance(msg, dict):
-        return "null"
+        return NULL_ID
     if "method" in msg and "id" not in msg and msg.get("jsonrpc") == "2.0" and isinstance(msg.get("method"), str) \
             and isinstance(msg.get("params", {}), dict):
         return None  # a notification
     if "method" not in msg and "id" in msg and ("result" in msg or "error" in msg) and msg.get("jsonrpc") == "2.0":
         return None  # a response to a request of ours (there is none): dropped
     rid = msg.get("id")
-    return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else "null"
+    return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else NULL_ID
 
 
 @settings(max_examples=SESSIONS)
@@ -292,7 +295,7 @@ async def test_no_stdin_line_goes_unanswered_or_ends_the_server(data: st.DataObj
             assert got, f"no reply to {line[:200]!r}"
             reply = got[0]
             assert reply.get("jsonrpc") == "2.0" and ("result" in reply or "error" in reply), reply
-            if want == "null":
+            if want is NULL_ID:
                 assert reply.get("id") is None or "error" in reply, reply
             else:
                 assert reply.get("id") == want or reply.get("id") is None, (line[:200], reply)
