@@ -164,8 +164,9 @@ class StateFiles:
                 tail = os.pread(fd, size - start, start) if size else b""
                 if tail and not tail.endswith(b"\n"):
                     # A writer died mid-line (kill -9 of an older version, full disk): drop the torn fragment,
-                    # wherever it starts (it may be longer than the tail read here).
-                    cut = _line_start(fd, size)
+                    # wherever it starts (it may be longer than the tail read here: then look further back).
+                    nl = tail.rfind(b"\n")
+                    cut = start + nl + 1 if nl >= 0 else _line_start(fd, start)
                     os.ftruncate(fd, cut)
                     log.warning("history.jsonl had a torn last line; cut %d bytes", size - cut)
                     tail = tail[: max(0, cut - start)]
