@@ -57,29 +57,30 @@ async def test_stopped_worker_of_our_browser_is_woken_at_once(sites: FakeSites, 
         # What Chrome does to an idle worker: stop it (its WebSocket dies with it).
         assert (await dt.send("Target.closeTarget", {"targetId": worker["targetId"]}))["success"]
 
-        async def reconnected_by_itself() -> bool:
-            ext = (await b.status())["extension"]
-            return bool(ext["connected"]) and ext["since"] != before["extension"]["since"]
-
         async def link_changed() -> bool:  # its socket closed (an ask racing that close is the provider's retry)
             ext = (await b.status())["extension"]
             return not ext["connected"] or ext["since"] != before["extension"]["since"]
 
         await eventually(link_changed, 5, "the old link closed", 0.01)
-        # Chrome sometimes starts the worker again by itself at once (an event for the extension): then there is
-        # nothing to wake, and the ask must simply go through on the new link.
-        by_itself = await reconnected_by_itself()
         t0 = time.monotonic()
         await ask(b, "chatgpt", "And 3 plus 5?")
         took = time.monotonic() - t0
-        after = await linked_status(b)
+
+        async def settled() -> dict[str, Any] | None:
+            # Chrome sometimes starts the worker again by itself at once (an event for the extension), sooner than
+            # the test can see it: then there is nothing to wake, and the browser actor says so (0.5 s after the
+            # stop). Otherwise it must have woken it.
+            st = await linked_status(b)
+            by_itself = "came back by itself" in b.log_text()
+            return st if by_itself or st["browser"]["recovery"]["workerWakes"] >= 1 else None
+
+        after = await eventually(settled, 3, "the worker woken, or back by itself", 0.05)
         log = b.log_text()
     assert took < 5, f"the ask after a stopped worker took {took:.1f}s"
     assert after["extension"]["since"] != before["extension"]["since"]  # a new connection, from a new worker
     assert after["browser"]["pid"] == before["browser"]["pid"]
-    if not by_itself:
-        assert after["browser"]["recovery"]["workerWakes"] >= 1, log
-        assert "woke the extension's service worker" in log
+    if "came back by itself" not in log:
+        assert "woke the extension's service worker" in log, log
 
 
 # --- 9.5: a browser that dies at start --------------------------------------------------------------------------------

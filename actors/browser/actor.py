@@ -109,6 +109,7 @@ class Launched:
     code: int | None = None
     wake_lock: trio.Lock = attrs.field(factory=trio.Lock)
     unasked_wakes: deque[float] = attrs.field(factory=lambda: deque(maxlen=MAX_UNASKED_WAKES))
+    wakes_sent: int = 0  # wakes begun for a stopped worker (asked or not)
     warned_foreign: bool = False
 
     @property
@@ -576,8 +577,15 @@ class Browser:
     async def wake_unasked(self, launched: Launched) -> None:
         """The worker stopped (Chrome idled it out, or it crashed): wake it now instead of at its next alarm, so the
         next ask finds the link up. Rate-limited: a worker that dies at once is not woken in a loop."""
+        wakes_before = launched.wakes_sent
         await trio.sleep(0.5)  # an extension reload brings its new worker by itself
-        if launched.worker_target is not None or launched.closing or not launched.alive or self.stopping:
+        if launched.closing or not launched.alive or self.stopping:
+            return
+        if launched.worker_target is not None:
+            if launched.wakes_sent != wakes_before:
+                return  # an ask woke it meanwhile
+            # Chrome starts a worker again by itself when an event is due for it: nothing to wake.
+            log.info("the extension's service worker in the browser (pid %d) came back by itself", launched.pid)
             return
         now = trio.current_time()
         wakes = launched.unasked_wakes
@@ -593,6 +601,7 @@ class Browser:
         browser could not open it (it does not answer, or refuses)."""
         async with launched.wake_lock:
             asleep = launched.worker_target is None
+            launched.wakes_sent += asleep
             target: str | None = None
             try:
                 try:
