@@ -1,7 +1,7 @@
 """The browser actor's waiting rules against a fake relay, on an autojump clock: how long connect mode waits for the
 user's extension, that auto mode waits for the user's Chrome after a drop before it launches, the progress it
-streams meanwhile, its states and recovery counts. (The launching itself runs on real Chromium in
-test_e2e_lifecycle.py.)"""
+streams meanwhile, its states and recovery counts; and, against a fake debugging pipe, when it wakes the stopped
+worker of the browser it launched. (The launching itself runs on real Chromium in test_e2e_lifecycle.py.)"""
 
 from __future__ import annotations
 
@@ -202,3 +202,122 @@ async def test_auto_mode_first_ask_gives_the_users_chrome_its_short_wait(
         st = await status(runtime)
     assert took == pytest.approx(2.5, abs=0.3)  # extension_wait_s, then a launch
     assert st.state is BrowserState.DEGRADED and "not found" in (st.last_error or "")
+
+
+# --- the stopped worker of the browser we launched: woken, unless Chrome brought it back itself ----------------------
+
+
+class FakePipe:
+    """The launched browser's debugging pipe: records what the actor sends; opening the wake page starts the worker
+    (as the popup's runtime message does) unless `wakes_worker` is False."""
+
+    def __init__(self, actor: browser.actor.Browser, wakes_worker: bool = True) -> None:
+        self.actor = actor
+        self.launched: browser.actor.Launched | None = None
+        self.wakes_worker = wakes_worker
+        self.sent: list[tuple[str, dict[str, object]]] = []
+
+    async def send(self, method: str, params: dict[str, object] | None = None, **_: object) -> dict[str, object]:
+        self.sent.append((method, params or {}))
+        if method == "Target.createTarget":
+            if self.wakes_worker and self.launched is not None:
+                self.actor.on_target_event(self.launched, worker_event("Target.targetCreated", "w-woken"))
+            return {"targetId": "popup-1"}
+        return {}
+
+
+def worker_event(method: str, target: str) -> browser.pipe.CdpEvent:
+    info = {"targetId": target, "type": "service_worker", "url": browser.actor.WORKER_URL}
+    return browser.pipe.CdpEvent(method, {"targetInfo": info} if method != "Target.targetDestroyed"
+                                 else {"targetId": target})
+
+
+class _NoRelay:
+    def ref(self, name: str) -> None:
+        return None
+
+
+@contextlib.asynccontextmanager
+async def launched_browser(tmp_path: Path, *, wakes_worker: bool = True
+                           ) -> AsyncIterator[tuple[browser.actor.Browser, browser.actor.Launched, FakePipe]]:
+    async with trio.open_nursery() as nursery:
+        actor = browser.actor.Browser(_NoRelay(), make_config(tmp_path, "launch"),  # type: ignore[arg-type]
+                                      Path("/nonexistent/extension"), nursery)
+        pipe = FakePipe(actor, wakes_worker)
+        launched = browser.actor.Launched(fake_process(4242), "/usr/bin/chromium", "156", True, tmp_path / "profile",
+                                          None, pipe, 0)  # type: ignore[arg-type]
+        pipe.launched = launched
+        actor.launched = launched
+        actor.on_target_event(launched, worker_event("Target.targetCreated", "w-1"))
+        yield actor, launched, pipe
+        nursery.cancel_scope.cancel()
+
+
+def fake_process(pid: int) -> object:
+    class _Process:
+        def __init__(self) -> None:
+            self.pid = pid
+    return _Process()
+
+
+async def test_a_stopped_worker_is_woken_within_a_second(tmp_path: Path, autojump_clock: trio.testing.MockClock,
+                                                         caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("INFO", "ai_bridge.browser")
+    async with launched_browser(tmp_path) as (actor, launched, pipe):
+        t0 = trio.current_time()
+        actor.on_target_event(launched, worker_event("Target.targetDestroyed", "w-1"))
+        assert launched.worker_target is None
+        await launched.worker_seen.wait()
+        woken_after = trio.current_time() - t0
+        await trio.sleep(1)  # the popup is closed again once the worker runs
+    assert 0.5 <= woken_after < 1
+    assert [m for m, _ in pipe.sent] == ["Target.createTarget", "Target.closeTarget"]
+    assert pipe.sent[0][1]["url"] == browser.actor.WAKE_URL and pipe.sent[1][1] == {"targetId": "popup-1"}
+    assert actor.counts.worker_wakes == 1 and launched.worker_target == "w-woken"
+    assert "woke the extension's service worker in the browser (pid 4242) (it had stopped)" in caplog.text
+
+
+async def test_a_worker_chrome_restarts_by_itself_is_not_woken(tmp_path: Path,
+                                                                autojump_clock: trio.testing.MockClock,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("INFO", "ai_bridge.browser")
+    async with launched_browser(tmp_path) as (actor, launched, pipe):
+        actor.on_target_event(launched, worker_event("Target.targetDestroyed", "w-1"))
+        await trio.sleep(0.1)  # an event due for the extension: Chrome starts its worker again
+        actor.on_target_event(launched, worker_event("Target.targetCreated", "w-2"))
+        await trio.sleep(2)
+    assert pipe.sent == [] and actor.counts.worker_wakes == 0
+    assert "service worker in the browser (pid 4242) came back by itself" in caplog.text
+
+
+async def test_an_ask_waking_the_worker_first_is_not_reported_as_by_itself(
+        tmp_path: Path, autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("INFO", "ai_bridge.browser")
+    async with launched_browser(tmp_path) as (actor, launched, pipe):
+        actor.on_target_event(launched, worker_event("Target.targetDestroyed", "w-1"))
+        await trio.sleep(0.1)
+        assert await actor.wake_worker(launched, asked=True)  # an ask came before the 0.5 s grace ended
+        await trio.sleep(2)
+    assert [m for m, _ in pipe.sent] == ["Target.createTarget", "Target.closeTarget"]  # one wake, the ask's
+    assert actor.counts.worker_wakes == 1
+    assert "came back by itself" not in caplog.text
+
+
+async def test_a_worker_that_keeps_stopping_is_not_woken_in_a_loop(tmp_path: Path,
+                                                                    autojump_clock: trio.testing.MockClock,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    async with launched_browser(tmp_path) as (actor, launched, pipe):
+        for _ in range(browser.actor.MAX_UNASKED_WAKES + 1):  # each stop 2 s after the last wake
+            assert launched.worker_target is not None
+            actor.on_target_event(launched, worker_event("Target.targetDestroyed", launched.worker_target))
+            await trio.sleep(2)
+        opened = sum(m == "Target.createTarget" for m, _ in pipe.sent)
+        still_stopped = launched.worker_target is None
+        await trio.sleep(60)  # its alarm starts it again; a minute on, a stop is woken again
+        actor.on_target_event(launched, worker_event("Target.targetCreated", "w-alarm"))
+        actor.on_target_event(launched, worker_event("Target.targetDestroyed", "w-alarm"))
+        await trio.sleep(2)
+    assert opened == browser.actor.MAX_UNASKED_WAKES and still_stopped
+    assert "keeps stopping; not waking it again until an ask needs it" in caplog.text
+    assert sum(m == "Target.createTarget" for m, _ in pipe.sent) == opened + 1
+    assert launched.worker_target == "w-woken"
