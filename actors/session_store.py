@@ -166,10 +166,14 @@ class StateFiles:
                     # A writer died mid-line (kill -9 of an older version, full disk): drop the torn fragment,
                     # wherever it starts (it may be longer than the tail read here: then look further back).
                     nl = tail.rfind(b"\n")
-                    cut = start + nl + 1 if nl >= 0 else _line_start(fd, start)
+                    if nl >= 0:
+                        cut, tail = start + nl + 1, tail[: nl + 1]
+                    else:  # the records before it are outside the tail: read theirs for the re-delivery check
+                        cut = _line_start(fd, start)
+                        before = max(0, cut - TAIL_BYTES)
+                        tail = os.pread(fd, cut - before, before)
                     os.ftruncate(fd, cut)
                     log.warning("history.jsonl had a torn last line; cut %d bytes", size - cut)
-                    tail = tail[: max(0, cut - start)]
                 if f'"id":{json.dumps(entry_id)}'.encode() in tail:
                     return False  # already written (re-delivered request)
                 written = os.write(fd, data)

@@ -110,6 +110,8 @@ async def test_a_torn_line_longer_than_the_tail_read_is_cut_whole(state_dir: Pat
 
     async def body(runtime: ActorSystem) -> None:
         store = runtime.registry.ref(SESSION_STORE)
+        # Re-delivered, with the torn line still there: the record before the cut is what says so.
+        assert await store.call(AppendHistory("old", record())) is False
         assert await store.call(AppendHistory("e1", record())) is True
         assert [r.entry_id for r in await store.call(ReadHistory(limit=10))] == ["old", "e1"]
 
