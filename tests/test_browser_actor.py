@@ -9,6 +9,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import trio
@@ -25,6 +26,7 @@ from actors.protocol.browser import (
     EnsureBrowser,
     Ownership,
 )
+from actors.protocol.common import JSONObject
 from actors.protocol.relay import LinkReport, LinkStatus, RelayInfo, RelayInfoReply, RelayRequest, WaitConnected
 from supervisor.config import Config, load
 from supervisor.errors import BrowserNotFound, ExtensionNotConnected
@@ -209,25 +211,24 @@ async def test_auto_mode_first_ask_gives_the_users_chrome_its_short_wait(
 
 class FakePipe:
     """The launched browser's debugging pipe: records what the actor sends; opening the wake page starts the worker
-    (as the popup's runtime message does) unless `wakes_worker` is False."""
+    (as the popup's runtime message does)."""
 
-    def __init__(self, actor: browser.actor.Browser, wakes_worker: bool = True) -> None:
+    def __init__(self, actor: browser.actor.Browser) -> None:
         self.actor = actor
         self.launched: browser.actor.Launched | None = None
-        self.wakes_worker = wakes_worker
         self.sent: list[tuple[str, dict[str, object]]] = []
 
     async def send(self, method: str, params: dict[str, object] | None = None, **_: object) -> dict[str, object]:
         self.sent.append((method, params or {}))
         if method == "Target.createTarget":
-            if self.wakes_worker and self.launched is not None:
+            if self.launched is not None:
                 self.actor.on_target_event(self.launched, worker_event("Target.targetCreated", "w-woken"))
             return {"targetId": "popup-1"}
         return {}
 
 
 def worker_event(method: str, target: str) -> browser.pipe.CdpEvent:
-    info = {"targetId": target, "type": "service_worker", "url": browser.actor.WORKER_URL}
+    info: JSONObject = {"targetId": target, "type": "service_worker", "url": browser.actor.WORKER_URL}
     return browser.pipe.CdpEvent(method, {"targetInfo": info} if method != "Target.targetDestroyed"
                                  else {"targetId": target})
 
@@ -238,26 +239,20 @@ class _NoRelay:
 
 
 @contextlib.asynccontextmanager
-async def launched_browser(tmp_path: Path, *, wakes_worker: bool = True
-                           ) -> AsyncIterator[tuple[browser.actor.Browser, browser.actor.Launched, FakePipe]]:
+async def launched_browser(
+        tmp_path: Path) -> AsyncIterator[tuple[browser.actor.Browser, browser.actor.Launched, FakePipe]]:
     async with trio.open_nursery() as nursery:
         actor = browser.actor.Browser(_NoRelay(), make_config(tmp_path, "launch"),  # type: ignore[arg-type]
                                       Path("/nonexistent/extension"), nursery)
-        pipe = FakePipe(actor, wakes_worker)
-        launched = browser.actor.Launched(fake_process(4242), "/usr/bin/chromium", "156", True, tmp_path / "profile",
-                                          None, pipe, 0)  # type: ignore[arg-type]
+        pipe = FakePipe(actor)
+        launched = browser.actor.Launched(SimpleNamespace(pid=4242), "/usr/bin/chromium",  # type: ignore[arg-type]
+                                          "156", True, tmp_path / "profile", None,
+                                          pipe, 0)  # type: ignore[arg-type]
         pipe.launched = launched
         actor.launched = launched
         actor.on_target_event(launched, worker_event("Target.targetCreated", "w-1"))
         yield actor, launched, pipe
         nursery.cancel_scope.cancel()
-
-
-def fake_process(pid: int) -> object:
-    class _Process:
-        def __init__(self) -> None:
-            self.pid = pid
-    return _Process()
 
 
 async def test_a_stopped_worker_is_woken_within_a_second(tmp_path: Path, autojump_clock: trio.testing.MockClock,
