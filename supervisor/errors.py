@@ -212,6 +212,20 @@ class AskCancelled(ProviderError):
     code = "cancelled"
 
 
+class AnswerNotFound(ProviderError):
+    """The site finished, but the new turn's own content never rendered: what the page showed around it was page
+    chrome (the composer, a disclaimer), never returned as an answer."""
+
+    code = "answer_not_found"
+
+
+class SendUnconfirmed(ProviderError):
+    """A retry could not tell whether the earlier attempt's question reached the conversation, so it did not send
+    it again (a second paid message is worse than an error)."""
+
+    code = "send_unconfirmed"
+
+
 class InvalidArgument(BridgeError):
     code = "invalid_argument"
 

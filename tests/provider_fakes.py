@@ -70,6 +70,8 @@ class FakePage:
     editor: str = ""
     answer: str = ""
     extracted_by: str = "content"
+    plain: bool = False  # the anchor that reads the answer gives plain text
+    chrome: bool = False  # a wide anchor would find only page chrome around an empty turn
     submitted: list[str] = attrs.field(factory=list)
     actions: list[str] = attrs.field(factory=list)
     changed: trio.Event = attrs.field(factory=trio.Event)
@@ -205,9 +207,14 @@ class FakePage:
         self.actions.append("expand_thinking")
         return True
 
-    async def extract(self) -> Extracted:
+    async def extract(self, own_only: bool = False) -> Extracted:
+        self.actions.append(f"extract:{'own' if own_only else 'all'}")
         text = self.answer if self.state.visible else ""
-        return Extracted(text, self.extracted_by if text else "none")
+        if own_only and self.state.last_len == 0:
+            text = ""  # the turn's own content has not rendered (render lag): only a wider anchor could see text
+        if not text and not own_only and self.chrome:
+            return Extracted("", "chrome")  # around the empty turn: only the disclaimer, which is never an answer
+        return Extracted(text, self.extracted_by if text else "none", plain=self.plain)
 
 
 def notice(kind: NoticeKind, text: str, where: str = "alert") -> Notice:

@@ -23,7 +23,7 @@ from actors.provider.flow import AskBudget, Stuck, StuckKind, is_suspicious, nor
 from actors.provider.page import BadPageReport, NoticeKind, PageState
 from actors.provider.tab import AskMemo, ProviderMemory, Tabs, TabSession
 from actors.provider.table import Completion, Newline, TypePhase, Watch
-from supervisor.errors import InputRejected, RateLimited, SiteError, TabClosed
+from supervisor.errors import AnswerNotFound, InputRejected, RateLimited, SendUnconfirmed, SiteError, TabClosed
 
 from .provider_fakes import BASE, FakePage, answers_in, make_flow, notice, ps
 
@@ -41,6 +41,11 @@ NEW = {"assistant_count": 2}  # one response more than before sending
 
 
 @pytest.mark.parametrize("state, w, expected", [
+    # condition 0 (the 2026 page): the turn action buttons on the new turn; no send button on an empty composer
+    (ps(**NEW, send_found=False, last_has_feedback=True), W0, "turn action buttons on the new turn"),
+    (ps(**NEW, send_found=False, last_has_feedback=True, stop=True), watch(saw_stop=True), None),
+    (ps(**NEW, send_found=False, last_has_feedback=True, thinking=True), watch(saw_stop=True), None),
+    (ps(send_found=False, last_has_feedback=True), watch(saw_stop=True), None),  # an earlier turn's actions
     # condition 1: no stop, send button there and enabled, a new response
     (ps(**NEW, send_enabled=True), W0, "send button enabled again"),
     # condition 2: stop seen then gone, input empty
@@ -80,6 +85,10 @@ def test_chatgpt_completion_conditions(state: PageState, w: Watch, expected: str
     (ps(**NEW, last_has_feedback=True, mic_found=True, send_enabled=True), W0, None),
     (ps(**NEW, mic_found=False, last_len=0), watch(text_stable_s=9.0, saw_stop=True), None),
     (ps(**NEW, mic_found=False), watch(elapsed_s=10.5, saw_stop=True), None),
+    # the 2026 page: the mic stays up while streaming, send is aria-disabled: only the stop's going ends it
+    (ps(**NEW, stop=True, mic_found=True, send_found=True, send_enabled=False), watch(saw_stop=True), None),
+    (ps(**NEW, mic_found=True, send_found=True, send_enabled=False, last_has_feedback=True), watch(saw_stop=True),
+     "feedback buttons on the new response"),
 ])
 def test_gemini_completion_conditions(state: PageState, w: Watch, expected: str | None) -> None:
     got = gemini.completion(state, w)
@@ -372,12 +381,159 @@ async def test_a_retry_reads_the_answer_of_a_question_already_in_the_conversatio
 
 
 async def test_a_retry_sends_a_question_the_conversation_does_not_show(autojump_clock: trio.testing.MockClock) -> None:
+    conv = "https://chatgpt.com/c/1234abcd-0000"
+
+    def reloaded(page: FakePage, url: str) -> None:  # the conversation loads, and its last question is another
+        page.update(url=url, user_count=1, assistant_count=1, last_user="An older question", answered=True,
+                    last_len=10, stop=False)
+
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, state=ps(url="https://chatgpt.com/"), on_navigate=reloaded)
+        r = make_flow(page, chatgpt.TABLE, attempt=2, memo=AskMemo(sent=True, url=conv))
+        await r.flow.run()
+        nursery.cancel_scope.cancel()
+    assert page.submitted == ["What is 6 times 7?"] and f"navigate:{conv}" in page.actions
+
+
+async def test_a_retry_never_resends_when_the_first_conversation_is_unknown(
+        autojump_clock: trio.testing.MockClock) -> None:
+    """The first attempt sent, but no conversation URL ever showed (a new chat stuck before its first token): a new
+    chat would not show the question, so it is not sent again, and the error says so."""
     async with trio.open_nursery() as nursery:
         page = FakePage(nursery, state=ps(url="https://chatgpt.com/"))
         r = make_flow(page, chatgpt.TABLE, attempt=2, memo=AskMemo(sent=True, url="https://chatgpt.com/"))
-        await r.flow.run()
+        with pytest.raises(SendUnconfirmed, match="not sent again"):
+            await r.flow.run()
         nursery.cancel_scope.cancel()
-    assert page.submitted == ["What is 6 times 7?"] and "navigate:https://chatgpt.com/" in page.actions
+    assert page.submitted == [] and not any(a.startswith("navigate") for a in page.actions)
+
+
+async def test_a_retry_waits_for_slow_turns_instead_of_resending(autojump_clock: trio.testing.MockClock) -> None:
+    """Issue 26: the conversation showed its turns only after 13 s, past the 10 s of a first attempt's guard. A
+    retry whose question may be there waits as long as the deadline allows, finds it, and reads its answer."""
+    conv = "https://chatgpt.com/c/1234abcd-0000"
+
+    def reloaded(page: FakePage, url: str) -> None:
+        page.update(url=url, user_count=0, assistant_count=0, stop=False)
+
+        async def turns_later() -> None:
+            await trio.sleep(15)
+            page.answer = "Answer 42, finished while the page hung."
+            page.update(user_count=1, assistant_count=1, last_user="What is 6 times 7?", answered=True,
+                        last_len=len(page.answer), last_has_feedback=True)
+
+        page.nursery.start_soon(turns_later)
+
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, state=ps(url=conv, stop=True), on_navigate=reloaded)
+        r = make_flow(page, chatgpt.TABLE, attempt=2, memo=AskMemo(sent=True, url=conv), timeout_s=60)
+        out = await r.flow.run()
+        nursery.cancel_scope.cancel()
+    assert out.resumed and out.answer == "Answer 42, finished while the page hung." and page.submitted == []
+
+
+async def test_a_retry_that_cannot_see_its_turns_before_the_deadline_does_not_resend(
+        autojump_clock: trio.testing.MockClock) -> None:
+    conv = "https://chatgpt.com/c/1234abcd-0000"
+
+    def reloaded(page: FakePage, url: str) -> None:
+        page.update(url=url, user_count=0, assistant_count=0, stop=False)  # the turns never come
+
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, state=ps(url=conv, stop=True), on_navigate=reloaded)
+        r = make_flow(page, chatgpt.TABLE, attempt=2, memo=AskMemo(sent=True, url=conv), timeout_s=30)
+        with pytest.raises(SendUnconfirmed, match="did not load"):
+            await r.flow.run()
+        nursery.cancel_scope.cancel()
+    assert page.submitted == []
+
+
+# --- the answer is the new turn's own content (issue 19.3) ------------------------------------------------------------
+
+
+async def render_lag(page: FakePage, question: str) -> None:
+    """The stop goes and the turn actions show before the answer's text renders (seen on the real ChatGPT)."""
+    await answers_in(page, question, text="")
+    page.update(last_len=0, last_has_feedback=True)
+    await trio.sleep(0.8)
+    page.answer = "Answer 42, rendered late."
+    page.update(last_len=len(page.answer), last_head=page.answer)
+
+
+async def test_an_answer_that_renders_after_the_stop_button_is_waited_for(
+        autojump_clock: trio.testing.MockClock) -> None:
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, respond=render_lag, chrome=True)
+        out = await make_flow(page, chatgpt.TABLE).flow.run()
+        nursery.cancel_scope.cancel()
+    assert out.answer == "Answer 42, rendered late." and out.extracted_by == "content"
+    # the wide anchors were never asked while the turn's own content could still render
+    reads = [a for a in page.actions if a.startswith("extract")]
+    assert reads[0] == "extract:own" and reads[-1] == "extract:all"
+
+
+async def test_page_chrome_is_never_an_answer(autojump_clock: trio.testing.MockClock) -> None:
+    """The turn never renders; around it there is only the disclaimer: no answer is made of it, and the error
+    names its debug dump (after waiting within the deadline, never for ever)."""
+    async def empty_turn(page: FakePage, question: str) -> None:
+        await answers_in(page, question, text="")
+        page.update(last_len=0, last_has_feedback=True)
+
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, respond=empty_turn, chrome=True)
+        r = make_flow(page, chatgpt.TABLE, timeout_s=60)
+        t0 = trio.current_time()
+        with pytest.raises(AnswerNotFound) as err:
+            await r.flow.run()
+        took = trio.current_time() - t0
+        nursery.cancel_scope.cancel()
+    assert "only page chrome" in err.value.message and err.value.hint.endswith("Debug dump: /dumps/no-answer.json")
+    assert took <= 61
+
+
+async def test_a_fallback_that_loses_the_structure_says_so(autojump_clock: trio.testing.MockClock) -> None:
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, extracted_by="paragraphs", plain=True)
+        out = await make_flow(page, chatgpt.TABLE).flow.run()
+        nursery.cancel_scope.cancel()
+    assert out.extracted_by == "paragraphs (plain text)"
+    assert [w.code for w in out.warnings] == ["plain_text_answer"]
+
+
+async def test_the_result_names_the_model_that_answered(autojump_clock: trio.testing.MockClock) -> None:
+    async def slug(page: FakePage, question: str) -> None:
+        await answers_in(page, question)
+        page.update(model="gpt-5-2")
+
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, respond=slug)
+        out = await make_flow(page, chatgpt.TABLE).flow.run()
+        nursery.cancel_scope.cancel()
+    assert out.model == "gpt-5-2"
+
+
+# --- a deleted conversation (issue 19.4) ------------------------------------------------------------------------------
+
+
+async def test_a_deleted_conversation_is_known_at_once_and_the_ask_goes_to_a_new_chat(
+        autojump_clock: trio.testing.MockClock) -> None:
+    conv = "https://chatgpt.com/c/dead0000-0000"
+
+    def opened(page: FakePage, url: str) -> None:
+        # the page keeps the URL and says the conversation cannot be loaded; its turns never come
+        page.update(url=url, unavailable=url == conv, user_count=0, assistant_count=0)
+
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, state=ps(url="https://chatgpt.com/"), on_navigate=opened)
+        r = make_flow(page, chatgpt.TABLE, session_url=conv)
+        t0 = trio.current_time()
+        out = await r.flow.run()
+        took = trio.current_time() - t0
+        nursery.cancel_scope.cancel()
+    navs = [a for a in page.actions if a.startswith("navigate")]
+    assert navs == [f"navigate:{conv}", "navigate:https://chatgpt.com/"] and page.submitted == ["What is 6 times 7?"]
+    assert [w.code for w in out.warnings] == ["conversation_gone"] and conv in out.warnings[0].message
+    assert took < 3  # no fixed wait for turns that never come
 
 
 def test_question_shown_compares_without_whitespace_and_labels() -> None:

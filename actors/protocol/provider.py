@@ -69,6 +69,7 @@ class AskResult:
     thinking: bool = False
     warnings: tuple[AskWarning, ...] = ()
     extracted_by: str = ""  # which anchor gave the text (content, paragraphs, turn, body, feedback, aria-live)
+    model: str = ""  # the model that answered as the page names it (ChatGPT's message slug, Gemini's mode label)
 
 
 @attrs.frozen

@@ -28,6 +28,7 @@ import trio
 from supervisor.errors import (
     AskCancelled,
     BridgeError,
+    CdpError,
     ExtensionDisconnected,
     NoResponse,
     ProviderError,
@@ -191,8 +192,15 @@ class ProviderActor:
         session = self.session = await self.store.call(GetSession(msg.project, self.name), timeout=10)
         start_url = self.t.home_url if msg.new_chat or session is None else session.url
         for again in (False, True):
-            reused = self.page is not None and budget.attempt == 1 and not again
-            page = await self.connect(session, fresh=budget.attempt > 1 or again, url=start_url)
+            try:
+                page = await self.connect(session, fresh=budget.attempt > 1 or again, url=start_url)
+            except (TabGone, TabClosed, CdpError) as exc:
+                if again or not transient(exc):
+                    raise
+                self.log.info("%s: the tab's debugger went away while attaching (%s); leasing a fresh tab",
+                              self.t.title, exc)
+                await self.drop_page()
+                continue
             flow = AskFlow(page, self.t, self.to, question=msg.question, new_chat=msg.new_chat,
                            session_url=session.url if session is not None else None, budget=budget, memo=memo,
                            progress=progress, log=self.log,
@@ -203,14 +211,15 @@ class ProviderActor:
             try:
                 out = await flow.run()
                 break
-            except (TabGone, TabClosed) as exc:
-                # The tab we kept went away just before this ask (its close event was still on the way): lease a
-                # tab again, once — nothing was sent yet.
-                if not reused or memo.sent:
+            except (TabGone, TabClosed, CdpError) as exc:
+                # The tab went away, or its debugger detached, before the question was sent (a close event still
+                # on the way, a tab the browser just replaced): lease a fresh one, once, within the deadline. Never
+                # after a send: the question may be there.
+                if again or memo.sent or not transient(exc):
                     raise
                 self.log.info("%s: the tab went away before the question was sent (%s); leasing one again",
                               self.t.title, exc)
-                self.page = None
+                await self.drop_page()
         flow.mark("total")
         warnings: list[AskWarning] = []
         if is_suspicious(out.answer, msg.question):
@@ -263,10 +272,21 @@ class ProviderActor:
         return str(path)
 
 
+TRANSIENT_CDP = re.compile(r"not attached|target closed|no tab with (the )?given id|detached|session .*closed|"
+                           r"cannot find context|inspected target navigated or closed", re.IGNORECASE)
+
+
+def transient(exc: BaseException) -> bool:
+    """A tab or debugger that went away under us: a fresh lease fixes it (before anything was sent)."""
+    if isinstance(exc, TabGone | TabClosed):
+        return True
+    return isinstance(exc, CdpError) and TRANSIENT_CDP.search(str(exc)) is not None
+
+
 def result_of(provider: ProviderName, out: Outcome, timings: AskTimings, retries: int,
               warnings: tuple[AskWarning, ...]) -> AskResult:
     return AskResult(provider, out.answer, out.url, timings, retries, out.detected_ms, out.reason, out.thinking,
-                     warnings, out.extracted_by)
+                     (*out.warnings, *warnings), out.extracted_by, out.model)
 
 
 def _timings(t0: float, marks: dict[str, float]) -> AskTimings:

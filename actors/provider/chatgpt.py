@@ -13,10 +13,14 @@ def still_generating(s: PageState) -> bool:
 
 
 def completion(s: PageState, w: Watch) -> Completion:
-    """Seed 3.3's four conditions, evaluated on every state change instead of every second. Never while the page is
-    still thinking or generating (seed 3.6: completing early would capture an intermediate thinking state)."""
+    """Seed 3.3's four conditions, evaluated on every state change instead of every second, behind the 2026 page's
+    own signal: the turn action buttons (copy, good, bad) that ChatGPT adds to a turn when it is finished. Never
+    while the page is still thinking or generating (seed 3.6: completing early would capture an intermediate
+    thinking state)."""
     if s.assistant_count <= w.initial_assistant or s.stop or still_generating(s):
         return NOT_YET
+    if s.last_has_feedback:
+        return Completion(True, "turn action buttons on the new turn")  # 0 (2026)
     if s.send_found and s.send_enabled:
         return Completion(True, "send button enabled again")  # 1
     if w.saw_stop and s.input_empty:
@@ -40,12 +44,21 @@ TABLE = ProviderTable(
         # probe calls the current site "ok" rather than "fallback".
         "input": ('#prompt-textarea[contenteditable="true"]', '.ProseMirror[contenteditable="true"]',
                   "textarea#prompt-textarea", 'textarea[data-testid="prompt-textarea"]'),
+        # The 2026 composer shows no send button while it is empty (see `voice`): send is judged on a typed one.
         "send": ('button[data-testid="send-button"]', 'button[aria-label*="送信"]', 'button[aria-label*="Send"]'),
+        # What stands where the send button goes on an empty 2026 composer.
+        "voice": ('button[aria-label="Start Voice"]', 'button[aria-label*="Dictate"]', 'button[aria-label*="音声"]',
+                  'button[data-testid*="voice"]'),
         "stop": ('button[data-testid="stop-button"]',),
         "user": ('[data-message-author-role="user"]',),
         "assistant": ('[data-message-author-role="assistant"]',),
         "turn": ('article[data-turn="assistant"]',),
         "content": (".markdown.prose", ".markdown", ".prose", '[class*="markdown"]'),
+        # The turn action buttons of a finished turn (inside the last assistant turn): the completion signal.
+        "feedback": ('[data-testid="copy-turn-action-button"]', '[data-testid="good-response-turn-action-button"]',
+                     '[data-testid="bad-response-turn-action-button"]'),
+        # The model that answered: the message's own slug first, then the header's model switcher.
+        "model": ('[data-message-model-slug]', 'button[data-testid="model-switcher-dropdown-button"]'),
         "login": ('button[data-testid="login-button"]', 'a[href*="/auth/login"]'),
         # seed 3.6: only inside the last assistant turn (a button by the input box changes the input mode)
         "expandThinking": ('button[aria-expanded="false"]',),
@@ -54,6 +67,8 @@ TABLE = ProviderTable(
         "notice": ('[role="alert"]', '[aria-live="assertive"]', '[data-testid*="toast"]', ".toast-root",
                    '[data-testid*="banner"]', '[class*="text-token-text-error"]',
                    '[class*="border-token-border-error"]'),
+        # Page chrome: never part of an answer, whatever a wide fallback finds next to it.
+        "chrome": ("form", "header", "nav", "footer", '[data-testid*="disclaimer"]'),
         "main": ("main",),
     },
     labels={
@@ -68,6 +83,11 @@ TABLE = ProviderTable(
         "siteError": ("something went wrong", "network error", "error generating", "問題が発生しました",
                       "エラーが発生しました"),
         "retry": ("Retry", "Try again", "Regenerate", "再試行", "もう一度試す", "再生成"),
+        # A deleted (or never existing) conversation, in a toast or on the page.
+        "unavailable": ("Unable to load conversation", "Conversation not found", "conversation is not available",
+                        "conversation isn't available", "会話を読み込めません", "会話が見つかりません"),
+        # The disclaimer under the thread: page chrome, never an answer.
+        "chrome": ("ChatGPT can make mistakes", "Check important info", "ChatGPT の回答は必ずしも正しいとは限りません"),
         "answerMarkers": ("ChatGPT said:", "ChatGPT:"),  # seed 3.5 P5
         "endMarkers": ("You said:", "あなた:", "You:"),
     },

@@ -24,6 +24,7 @@ import attrs
 import trio
 
 from supervisor.errors import (
+    AnswerNotFound,
     BridgeError,
     InputRejected,
     LoginRequired,
@@ -31,11 +32,12 @@ from supervisor.errors import (
     ProviderError,
     RateLimited,
     ResponseTimeout,
+    SendUnconfirmed,
     SiteError,
     StuckError,
 )
 
-from ..protocol.provider import AskPhase
+from ..protocol.provider import AskPhase, AskWarning
 from .page import Box, Extracted, Notice, NoticeKind, PageState, Predicate
 from .tab import AskMemo, PageTimeout, TabGone
 from .table import Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch, rate_limit_text
@@ -67,7 +69,7 @@ class Page(Protocol):
     async def click_stop(self) -> bool: ...
     async def mark_notices(self, keep_after_last_user: bool) -> None: ...
     async def expand_thinking(self) -> bool: ...
-    async def extract(self) -> Extracted: ...
+    async def extract(self, own_only: bool = False) -> Extracted: ...
 
 
 class Stage(enum.Enum):
@@ -123,6 +125,8 @@ class Outcome:
     thinking: bool
     detected_ms: float
     resumed: bool  # a retry found the question already sent and read its answer
+    model: str = ""  # the model that answered, as the page names it ("" when it does not)
+    warnings: list[AskWarning] = attrs.Factory(list)
 
 
 def squash(text: str) -> str:
@@ -214,6 +218,7 @@ class AskFlow:
         self.marks: dict[str, float] = {}
         self.type_phase: TypePhase | None = None
         self.send_method = ""
+        self.warnings: list[AskWarning] = []
 
     def mark(self, name: str) -> None:
         self.marks[name] = trio.current_time()
@@ -224,6 +229,10 @@ class AskFlow:
     # -- the attempt ------------------------------------------------------------------------------------------------
 
     async def run(self) -> Outcome:
+        if self.budget.attempt > 1 and self.memo.sent and not self.conversation(self.memo.url):
+            # Sent, but into a conversation whose URL never showed: a new chat would not show the question, and
+            # sending it there would be a second (paid) message.
+            raise self.unconfirmed("its conversation's URL was never known")
         st = await self.prepare()
         resume = self.budget.attempt > 1 and self.memo.sent and question_shown(self.question, st.last_user)
         if resume:
@@ -272,8 +281,21 @@ class AskFlow:
             raise LoginRequired(f"{self.t.title} needs you to log in",
                                 hint=f"Open {self.t.home_url} in the browser ai-bridge uses, log in, then retry.")
         if self.page.fresh:
-            await self.guard(st)
+            gone = await self.guard(st)
             self.page.fresh = False
+            if gone:
+                # Deleted on the site (or never there): ask in a new chat of the same project, and say so. The
+                # new conversation's URL is kept when the answer comes.
+                self.log.warning("%s: the conversation %s is not available; asking in a new chat", self.t.title,
+                                 st.url)
+                self.warnings.append(AskWarning(
+                    "conversation_gone", f"The conversation {st.url} is no longer available on {self.t.title} "
+                    "(deleted, or never there); the question went to a new chat, which this project now uses."))
+                self.session_url = None
+                await self.page.navigate(self.t.home_url)
+                st = await self.page.wait_for(lambda s: s.ready == "complete" and (s.input_found or s.login),
+                                              self.to.input_s, "the input box")
+                await self.settle()
         return await self.page.current()
 
     def target(self, st: PageState) -> str | None:
@@ -290,17 +312,40 @@ class AskFlow:
             return st.url if st.url.startswith(self.t.home_url.rstrip("/")) else self.t.home_url
         return None
 
-    async def guard(self, st: PageState) -> None:
+    async def guard(self, st: PageState) -> bool:
         """Seed v2.0.10's reconnect guard, on every freshly loaded page however it was opened: an existing
         conversation's turns arrive after the input box (SPA), so wait for them and for the counts to settle before
-        counting — else old turns pass for the new answer."""
-        if self.conversation(st.url):
-            try:
-                await self.page.wait_for(lambda s: s.user_count > 0, self.to.earlier_turns_s, "earlier turns")
-            except PageTimeout:
-                self.log.warning("%s: the conversation showed no earlier turns after %gs", self.t.title,
-                                 self.to.earlier_turns_s)
+        counting — else old turns pass for the new answer. A conversation the page says is gone (or that sends us
+        elsewhere) is known at once: returns True, and nothing waits for turns that never come.
+
+        A retry whose question may already be in this conversation waits for its turns as long as the deadline
+        allows (a slow conversation must not pass for one without the question), and never sends the question
+        again when it cannot tell (`SendUnconfirmed`)."""
+        if not self.conversation(st.url):
+            await self.settle()
+            return False
+        unsure = self.budget.attempt > 1 and self.memo.sent
+        limit = max(0.5, self.budget.remaining() - self.to.attempt_reserve_s) if unsure else self.to.earlier_turns_s
+        try:
+            st = await self.page.wait_for(
+                lambda s: s.user_count > 0 or s.unavailable or not self.conversation(s.url), limit, "earlier turns")
+        except PageTimeout:
+            if unsure:
+                raise self.unconfirmed(f"its turns did not load within {limit:.3g}s") from None
+            self.log.warning("%s: the conversation showed no earlier turns after %gs", self.t.title, limit)
+        if st.user_count == 0 and (st.unavailable or not self.conversation(st.url)):
+            if unsure:
+                raise self.unconfirmed("the page says it is not available")
+            return True
         await self.settle()
+        return False
+
+    def unconfirmed(self, why: str) -> SendUnconfirmed:
+        where = self.memo.url if self.conversation(self.memo.url) else "a conversation whose URL never showed"
+        return SendUnconfirmed(f"{self.t.title}: the earlier attempt may have sent the question to {where}, but "
+                               f"{why}; it was not sent again",
+                               hint=f"Look at {where} (or the site's recent chats) for your question and its answer; "
+                               "ask again only if it is not there.")
 
     async def settle(self) -> None:
         """Counts unchanged for `settle_s` (replaces the seed's fixed 500 ms; only after a load)."""
@@ -499,12 +544,22 @@ class AskFlow:
             raise RateLimited(f"{self.t.title} says you reached its limit: “{answer[:300]}”",
                               hint="Wait until the limit resets, or ask the other provider. ai-bridge did not send "
                               "the question again.")
-        return Outcome(answer, (await page.current()).url, reason or "resumed", got.how,
-                       thinking_seen or st.thinking_done, detected_ms, resumed)
+        how = got.how
+        if got.plain:
+            # A fallback that lost the answer's structure says so: the text is right, its markdown is not.
+            how = f"{got.how} (plain text)"
+            why = f"the markdown converter failed ({got.error})" if got.error else \
+                f"the page's answer was read by the {got.how!r} text fallback"
+            self.warnings.append(AskWarning(
+                "plain_text_answer", f"The answer is plain text: {why}, so lists, tables, code fences and math may "
+                "have lost their markdown."))
+        end = await page.current()
+        return Outcome(answer, end.url, reason or "resumed", how, thinking_seen or st.thinking_done, detected_ms,
+                       resumed, model=end.model, warnings=list(self.warnings))
 
     async def send_partial(self, chars: int) -> None:
         try:
-            text = (await self.page.extract()).text
+            text = (await self.page.extract(own_only=True)).text
         except (BridgeError, TabGone):
             text = ""  # progress is advisory; the flow itself notices a broken tab
         finally:
@@ -514,20 +569,42 @@ class AskFlow:
 
     async def read(self, st: PageState) -> Extracted:
         """The answer's text: a hidden tab is brought to the front first (a hidden React page renders no text,
-        seed 13 problem 4), then the rendered text (seed 3.5's 120 s wait), thinking expanded (seed 3.6)."""
+        seed 13 problem 4), thinking expanded (seed 3.6), then the new turn's own content. That content may render a
+        moment after the site finished (render lag, a re-shown tab re-rendering): it is waited for before any wider
+        anchor looks around the turn, and whatever page chrome those find is never the answer — the wait goes on
+        (seed 3.5's 120 s, within the deadline), then ends in `AnswerNotFound`."""
         if not st.visible:
             await self.make_visible()
         if st.thinking_done:
             await self.page.expand_thinking()
+        got = await self.page.extract(own_only=True)
+        if got.text.strip():
+            return got
+        await self.rendered(self.to.own_content_s)
+        got = await self.page.extract()  # the table's anchors in order: its own content first, then wider
+        if got.text.strip():
+            return got
+        await self.rendered(self.to.text_render_s, fresh=True)
         got = await self.page.extract()
         if got.text.strip():
             return got
+        where = await self.dump("no-answer")
+        found = "only page chrome" if got.how == "chrome" else "no text"
+        raise AnswerNotFound(f"{self.t.title} finished, but its answer never rendered: the page showed {found} "
+                             "where the answer should be", hint=dump_hint("Open the conversation to read it, or ask "
+                                                                          "again.", where))
+
+    async def rendered(self, wait_s: float, *, fresh: bool = False) -> bool:
+        """The new turn's own text shows (waiting up to `wait_s` within the deadline). `fresh`: a text that was
+        there but was no answer does not count — only a change does."""
+        before = (await self.page.current()).last_len if fresh else 0
         try:
-            await self.page.wait_for(lambda s: s.last_len > 0 and not s.thinking,
-                                     min(self.to.text_render_s, self.budget.remaining() + 1), "the answer's text")
+            await self.page.wait_for(lambda s: s.last_len > 0 and s.last_len != before and not s.thinking,
+                                     min(wait_s, self.budget.remaining() + 1), "the answer's text")
+            return True
         except PageTimeout:
-            self.log.warning("%s: no answer text rendered within %gs", self.t.title, self.to.text_render_s)
-        return await self.page.extract()
+            self.log.warning("%s: no answer text rendered within %gs", self.t.title, wait_s)
+            return False
 
     async def make_visible(self) -> None:
         await self.page.bring_to_front()

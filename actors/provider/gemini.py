@@ -1,8 +1,10 @@
 """Gemini: selectors, labels, timeouts, completion rule, typing and extraction rules (seed sections 4, 5.2-5.4,
 9.3). The one table.
 
-Gemini renders its UI in custom elements with shadow roots, so every selector is searched with collectDeep; icon
-`img alt` attributes (mic, thumb_up, thumb_down) are language-independent (seed 5.4).
+The 2026 page renders its custom elements in the light DOM, and its icons are Material font icons
+(`mat-icon[data-mat-icon-name=thumb_up]`); the seed's 2025 page put everything in open shadow roots with `img alt`
+icons. Both stay in the table, the current shapes first: every selector is also searched in open shadow roots
+(collectDeep), and icon names are language-independent (seed 5.4).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from .table import NOT_YET, Anchor, Completion, Newline, ProviderTable, Timeouts
 
 def completion(s: PageState, w: Watch) -> Completion:
     """Seed 4.3: five conditions by priority plus the fallback, evaluated on every state change. Never while a
-    thinking indicator shows (a Pro / Deep Think answer thinks quietly for minutes)."""
+    thinking indicator shows (a Pro / Deep Think answer thinks quietly for minutes). On the 2026 page the mic stays
+    up while an answer streams and the send button is aria-disabled with an empty input, so 0 (the feedback icons
+    of the new response) is what fires there; 1 and 2 are the seed's."""
     if s.assistant_count <= w.initial_assistant or s.stop or s.thinking:
         return NOT_YET
     if w.saw_stop and s.last_has_feedback:
@@ -39,6 +43,7 @@ TABLE = ProviderTable(
     selectors={
         "input": ('[role="textbox"][contenteditable="true"]', '[role="textbox"]', 'div[contenteditable="true"]',
                   "textarea"),
+        # aria-disabled="true" (no disabled attribute) while the input is empty, on the 2026 page
         "send": ('button:has(mat-icon[data-mat-icon-name="send"])', 'button[aria-label*="送信"]',
                  'button[aria-label*="Send"]'),
         "sendIcon": ('mat-icon[data-mat-icon-name="send"]',),
@@ -46,13 +51,29 @@ TABLE = ProviderTable(
                  'button[aria-label*="停止"]'),
         "user": ("user-query", ".user-query"),
         "assistant": ("model-response",),
-        "content": (".markdown", "message-content", ".model-response-text"),
-        "mic": ('img[alt="mic"]',),
-        "feedback": ('img[alt="thumb_up"]', 'img[alt="thumb_down"]'),
+        "content": (".markdown.markdown-main-panel", ".markdown", "message-content", ".model-response-text"),
+        # Material font icons in 2026; the seed's img alt icons after them
+        "mic": ('mat-icon[data-mat-icon-name="mic"]', 'mat-icon[fonticon="mic"]', 'img[alt="mic"]'),
+        "feedback": ('mat-icon[data-mat-icon-name="thumb_up"]', 'mat-icon[data-mat-icon-name="thumb_down"]',
+                     'mat-icon[fonticon="thumb_up"]', 'img[alt="thumb_up"]', 'img[alt="thumb_down"]'),
+        # The mode picker's label names the model ("Fast", "Thinking", "Pro"; 高速モード …)
+        "model": ('[data-test-id="bard-mode-menu-button"] [data-test-id="logo-pill-label-container"]',
+                  'button[data-test-id="bard-mode-menu-button"]', "bard-mode-switcher button"),
         "thinkingIndicator": ("model-thoughts", ".thoughts-header", '[class*="thinking"]'),
+        # A Deep Research report: its own panel beside the chat, opened from a chip in the response
+        "report": ("deep-research-immersive-panel #extended-response-markdown-content",
+                   "#extended-response-markdown-content"),
+        "reportEntry": ("immersive-entry-chip", '[data-test-id*="immersive-entry"]'),
+        # the report's sources in order: data-turn-source-index N is the N-th link
+        "reportSources": ('deep-research-source-lists a[data-test-id="browse-web-item-link"]',
+                          '#used-sources-list a[data-test-id="browse-web-item-link"]',
+                          'deep-research-source-lists a[href]'),
         "login": ('a[aria-label*="Sign in"]', 'a[href*="ServiceLogin"]', 'button[data-test-id="login-button"]'),
         "notice": ('[role="alert"]', '[aria-live="assertive"]', "snack-bar-container", "mat-snack-bar-container",
                    ".mat-mdc-snack-bar-container", '[class*="error-message"]', ".error"),
+        # Page chrome: never part of an answer, whatever a wide fallback finds next to it.
+        "chrome": ("hallucination-disclaimer", '[data-test-id="disclaimer"]', "input-container", "input-area-v2",
+                   "input-area", "header", "nav", "footer", "bard-sidenav"),
     },
     labels={
         "stop": ("Stop response", "Stop", "回答を停止", "停止"),
@@ -65,6 +86,10 @@ TABLE = ProviderTable(
                       "too many requests"),
         "siteError": ("something went wrong", "network error", "問題が発生しました", "エラーが発生しました"),
         "retry": ("Retry", "Try again", "再試行", "もう一度試す"),
+        "unavailable": ("Couldn't load this conversation", "Conversation not found", "この会話を読み込めませんでした",
+                        "会話が見つかりません"),
+        "chrome": ("Gemini can make mistakes", "Gemini may display inaccurate info",
+                   "Gemini は AI であり、間違えることがあります"),
         "answerMarkers": (),
         "endMarkers": (),
     },
@@ -72,5 +97,8 @@ TABLE = ProviderTable(
     completion=completion,
     type_phases=(TypePhase.JS, TypePhase.INSERT_TEXT),
     newline=Newline.SHIFT_ENTER,
-    anchors=(Anchor.FEEDBACK, Anchor.CONTENT, Anchor.TURN, Anchor.ARIA_LIVE),
+    # The report first (a Deep Research turn), then the response's own content; the seed's P1 (the box around the
+    # feedback icons) is kept where it holds that content.
+    anchors=(Anchor.REPORT, Anchor.CONTENT, Anchor.FEEDBACK, Anchor.TURN, Anchor.ARIA_LIVE),
+    limit_as_answer=True,  # Gemini gives its limit as a model response
 )

@@ -9,11 +9,13 @@
 //     MathJax <mjx-container>; inline as $…$, display as $$…$$ blocks.
 //   - tables with a header row and the alignment of each column (align attribute or inline text-align).
 //   - links as [text](url) (ChatGPT's added utm_source=chatgpt.com is taken off; a bare URL stays bare); ChatGPT's
-//     citation pills become links; Gemini's citation chips carry no URL and are dropped.
+//     citation pills become links; Gemini's citation chips carry no URL and are dropped, except in a Deep Research
+//     report, whose sources list gives the URLs: its footnotes (sup[data-turn-source-index=N], 1-based) become
+//     ` [N](url)` links (`sources` below).
 //   - UI inside the answer (buttons, icons, screen-reader labels, thinking panels, table footers) is dropped.
 //
 // Bundled by actors/provider/actor.py as one function body after the two vendored files; defines only
-// window.__aibMarkdown(element) -> string. It never changes the page: open shadow roots are inlined
+// window.__aibMarkdown(element, sources?) -> string. It never changes the page: open shadow roots are inlined
 // into a copy made in an inert document (no browsing context, so no custom-element constructor of the page runs).
 
 const LANGUAGE_NAMES = {
@@ -43,7 +45,7 @@ const DROP_SELECTOR = [...DROP_TAGS, ...DROP_CLASSES.map((c) => '.' + c), '[aria
 // A detached copy of `node` in which every open shadow root stands in for its host's children and every <slot>
 // for the nodes assigned to it: what the user sees, as a tree Turndown can walk. Subtrees without a shadow host
 // or slot are imported whole (native and fast); only the paths down to hosts and slots are copied node by node.
-function flatten(node) {
+function flatten(node, sources) {
   const manual = new Set();
   const mark = (root) => {
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
@@ -75,6 +77,24 @@ function flatten(node) {
   if (node.nodeType === Node.ELEMENT_NODE) manual.add(node);
   mark(node);
   const copy = copyOf(node);
+  if (sources && sources.length) {
+    // Deep Research footnotes: a link to the source they number, kept out of the drop below.
+    for (const sup of copy.querySelectorAll('sup[data-turn-source-index]')) {
+      const n = parseInt(sup.getAttribute('data-turn-source-index'), 10);
+      const url = Number.isFinite(n) && n >= 1 ? sources[n - 1] : null;
+      const holder = sup.closest('source-footnote') || sup;
+      if (!url || !holder.parentNode) continue;
+      const a = inertDoc.createElement('a');
+      a.setAttribute('href', url);
+      a.setAttribute('data-testid', 'webpage-citation-pill');
+      a.textContent = String(n);
+      const pill = inertDoc.createElement('span');
+      pill.setAttribute('data-testid', 'webpage-citation-pill');
+      pill.appendChild(a);
+      a.removeAttribute('data-testid');
+      holder.replaceWith(pill);
+    }
+  }
   for (const el of copy.querySelectorAll(DROP_SELECTOR)) el.remove();
   // Code as one text node, math as its TeX: the rules read them, and Turndown need not walk their spans.
   for (const pre of copy.querySelectorAll('pre')) {
@@ -332,10 +352,10 @@ function makeService() {
 
 let service = null;
 
-function convert(element) {
+function convert(element, sources) {
   if (!element) return '';
   service = service || makeService();
-  const copy = flatten(element);
+  const copy = flatten(element, Array.isArray(sources) ? sources : null);
   const holder = inertDoc.createElement('div');
   holder.appendChild(copy);
   const md = service.turndown(holder);

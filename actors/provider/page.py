@@ -60,6 +60,11 @@ def _flag(obj: JSONObject, key: str, what: str) -> bool:
     return _field(obj, key, bool, what)
 
 
+def _optional(obj: JSONObject, key: str, kind: type[T], default: T, what: str) -> T:
+    """A field a watcher of an older build did not send: absent is the default, the wrong type is an error."""
+    return default if obj.get(key) is None else _field(obj, key, kind, what)
+
+
 def _object(value: JSON, what: str) -> JSONObject:
     if not isinstance(value, dict):
         raise BadPageReport(f"{what}: expected an object, got {type(value).__name__}")
@@ -90,11 +95,14 @@ class PageState:
     thinking_done: bool  # ChatGPT's "Thinking time: Xs" button in the last turn
     generating_text: bool  # visible text says the answer is still being generated
     mic_found: bool  # Gemini: the mic button is back
-    last_has_feedback: bool  # Gemini: the last response has its feedback icons
+    last_has_feedback: bool  # the last response has its finished-turn buttons (Gemini's feedback icons,
+                             # ChatGPT's turn actions)
     login: bool
     notice: Notice | None  # a limit or error notice that appeared after sending (see `mark_notices`)
     seq: int = 0
     at_ms: float = 0.0  # wall clock of the report (page clock)
+    unavailable: bool = False  # the page says the conversation is gone (deleted, or never there)
+    model: str = ""  # the model that answered (ChatGPT's message slug) or is chosen (Gemini's mode label)
 
     @classmethod
     def parse(cls, value: JSON) -> PageState:
@@ -123,7 +131,9 @@ class PageState:
             thinking=_flag(obj, "thinking", what), skip_thinking=_flag(obj, "skipThinking", what),
             thinking_done=_flag(obj, "thinkingDone", what), generating_text=_flag(obj, "generatingText", what),
             mic_found=_flag(obj, "micFound", what), last_has_feedback=_flag(obj, "lastHasFeedback", what),
-            login=_flag(obj, "login", what), notice=notice, seq=_count(obj, "seq", what), at_ms=float(at))
+            login=_flag(obj, "login", what), notice=notice, seq=_count(obj, "seq", what), at_ms=float(at),
+            unavailable=_optional(obj, "unavailable", bool, False, what),
+            model=_optional(obj, "model", str, "", what)[:80])
 
     def as_json(self) -> dict[str, object]:
         """For snapshots and debug dumps, with the watcher's own (camelCase) names."""
@@ -139,15 +149,19 @@ class PageState:
 @attrs.frozen
 class Extracted:
     text: str
-    how: str  # which anchor gave the text (seed 3.5 / 4.4): content, paragraphs, turn, body, feedback, aria-live
+    # which anchor gave the text (seed 3.5 / 4.4): report, content, feedback, paragraphs, turn, aria-live, body;
+    # "none" (nothing), "chrome" (only page chrome was found: no answer)
+    how: str
     error: str | None = None  # the markdown converter failed: the text is the element's plain text
+    plain: bool = False  # plain text without the answer's markdown structure (a text fallback, or no converter)
 
     @classmethod
     def parse(cls, value: JSON) -> Extracted:
         obj = _object(value, "extracted answer")
         error = obj.get("error")
-        return cls(_field(obj, "text", str, "extracted answer"), _field(obj, "how", str, "extracted answer"),
-                   error[:300] if isinstance(error, str) else None)
+        return cls(_field(obj, "text", str, "extracted answer"), _field(obj, "how", str, "extracted answer")[:40],
+                   error[:300] if isinstance(error, str) else None,
+                   _optional(obj, "plain", bool, False, "extracted answer"))
 
 
 @attrs.frozen

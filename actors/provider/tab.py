@@ -365,9 +365,10 @@ class TabSession:
     async def expand_thinking(self) -> bool:
         return await self.act("expandThinking") is True
 
-    async def extract(self) -> Extracted:
+    async def extract(self, own_only: bool = False) -> Extracted:
+        """The answer as the page shows it; `own_only`: from the new turn's own content only (no wider anchor)."""
         try:
-            return Extracted.parse(await self.act("extract"))
+            return Extracted.parse(await self.act("extract", own_only))
         except BadPageReport as exc:
             raise BadExtensionReply(f"the {self.t.title} answer could not be read: {exc}") from exc
 

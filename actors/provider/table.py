@@ -36,6 +36,8 @@ class Timeouts:
     user_message_s: float = 15.0  # the question appears as a user message after the site took it
     new_response_s: float = 30.0  # a response starts; capped by the ask's budget (see `AskBudget`)
     text_render_s: float = 120.0  # answer text is rendered after completion (thinking, hidden tab)
+    own_content_s: float = 3.0  # a finished turn's own content renders (render lag, a re-shown hidden tab) before
+                                # any wider anchor is tried; then the wait goes on up to `text_render_s`
     visible_s: float = 0.5  # a tab brought to the front reports itself visible (within ms when it works)
     health_check_s: float = 4.0
     alive_s: float = 5.0  # a tab whose watcher reported this recently needs no health check (its events would say
@@ -66,14 +68,22 @@ class TypePhase(enum.Enum):
 
 
 class Anchor(enum.StrEnum):
-    """Where the watcher finds the answer text (seed 3.5 / 4.4), tried in the table's order."""
+    """Where the watcher finds the answer text (seed 3.5 / 4.4), tried in the table's order. The first three read the
+    new turn's own content; the others look wider and are tried only once that content had its time to render
+    (`Timeouts.own_content_s`), and never return page chrome. PARAGRAPHS and BODY give plain text (no markdown
+    structure): the result says so."""
 
+    REPORT = "report"  # Gemini Deep Research: the report panel the last response opened, citations as links
     FEEDBACK = "feedback"  # Gemini P1: the last thumb_up icon → its button → parent → parent (the container)
     CONTENT = "content"  # the `content` selectors inside the last response (.markdown, .prose)
     PARAGRAPHS = "paragraphs"  # the p elements of the last turn
     TURN = "turn"  # the last response element's own text
     ARIA_LIVE = "aria-live"  # Gemini P3: the last [aria-live="polite"] region
     BODY = "body"  # ChatGPT P5: main/body text after the last answer marker, cut at the next end marker
+
+
+OWN_ANCHORS = frozenset({Anchor.REPORT, Anchor.FEEDBACK, Anchor.CONTENT})
+PLAIN_ANCHORS = frozenset({Anchor.PARAGRAPHS, Anchor.BODY})
 
 
 @attrs.frozen
@@ -110,6 +120,9 @@ class ProviderTable:
     type_phases: tuple[TypePhase, ...]  # seed 5.1 (ChatGPT: 3 phases) / 5.2 (Gemini: 2)
     newline: Newline
     anchors: tuple[Anchor, ...]  # extraction order
+    # The site gives its limit as an answer (Gemini): a short answer that says so is the limit. ChatGPT shows limits
+    # as notices only, so an answer that quotes a limit message is an answer.
+    limit_as_answer: bool = False
     # The entries the user's providers.toml prepends to ("chatgpt.selectors.send"); set by `overrides.apply`.
     overridden: tuple[str, ...] = ()
 
@@ -120,5 +133,7 @@ class ProviderTable:
 
 def rate_limit_text(table: ProviderTable, text: str) -> bool:
     """Is `text` (a short response) the site's limit message? Gemini gives its limit as a model response."""
+    if not table.limit_as_answer:
+        return False
     low = text.lower()
     return any(label.lower() in low for label in table.labels.get("rateLimit", ()))

@@ -55,10 +55,61 @@ function install(cfg, binding) {
   const labelOf = (el) => ((el.getAttribute('aria-label') || '') + ' ' + (el.textContent || '')).trim();
   const hasLabel = (el, labels) => { const t = labelOf(el); return labels.some((l) => l && t.includes(l)); };
   const squash = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  const hasLabelCI = (el, labels) => {
+    const t = labelOf(el).toLowerCase();
+    return labels.some((l) => l && t.includes(l.toLowerCase()));
+  };
 
   // The element's parent, crossing a shadow boundary to its host.
   const up = (n) => n.parentNode instanceof ShadowRoot ? n.parentNode.host : n.parentNode;
   const within = (el, ancestor) => { for (let n = el; n; n = up(n)) if (n === ancestor) return true; return false; };
+  // Is `el` inside one of the elements of `set` (or one of them)? One walk up, whatever the size of the set.
+  const inSet = (el, set) => { for (let n = el; n; n = up(n)) if (set.has(n)) return true; return false; };
+  // Message content: the answers' content and the users' messages. Page text there is what somebody wrote, so no
+  // label is ever matched in it (a question about "is still generating" must not stall the ask).
+  const messagesOf = (roots) => new Set([...deep(sel('content'), roots), ...deep(sel('user'), roots)]);
+  // Text of `el` outside message content (and outside scripts), with its aria-label: where a UI label can be.
+  const uiTextOf = (el, msgs) => {
+    let out = el.getAttribute('aria-label') || '';
+    const root = el.shadowRoot || el;
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
+      acceptNode: (n) => (n.nodeType === Node.ELEMENT_NODE
+        ? (msgs.has(n) || /^(SCRIPT|STYLE|TEMPLATE|NOSCRIPT)$/.test(n.tagName) ? NodeFilter.FILTER_REJECT
+          : NodeFilter.FILTER_SKIP)
+        : NodeFilter.FILTER_ACCEPT),
+    });
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) out += ' ' + n.data;
+    return out;
+  };
+  // A visible UI element (button, status or live region, notice, thinking header) outside message content that
+  // shows one of `labels`. The cheap test first: most elements carry none of them at all.
+  const UI = ['button', '[role="button"]', '[role="status"]', '[role="alert"]', '[aria-live]'];
+  const uiShows = (roots, labels, msgs, extra) => {
+    if (!labels.length) return false;
+    for (const el of deep([...UI, ...sel('notice'), ...(extra || [])], roots)) {
+      if (!hasLabel(el, labels) || inSet(el, msgs)) continue;
+      const t = uiTextOf(el, msgs);
+      if (labels.some((l) => l && t.includes(l)) && isVisible(el)) return true;
+    }
+    return false;
+  };
+  // What a person reads in a message: no screen-reader prefixes ("You said", "あなたのプロンプト"), no buttons or icons.
+  const HIDDEN_TEXT = '.sr-only, .cdk-visually-hidden, button, [role="button"], mat-icon, svg, [aria-hidden="true"]';
+  const plainText = (el) => {
+    if (!el) return '';
+    const parts = [];
+    const visit = (root) => {
+      const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
+        acceptNode: (n) => (n.nodeType !== Node.ELEMENT_NODE ? NodeFilter.FILTER_ACCEPT
+          : /^(SCRIPT|STYLE|TEMPLATE|NOSCRIPT)$/.test(n.tagName) || n.matches(HIDDEN_TEXT) ? NodeFilter.FILTER_REJECT
+            : NodeFilter.FILTER_SKIP),
+      });
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) parts.push(n.data);
+      for (const host of root.querySelectorAll('*')) if (host.shadowRoot) visit(host.shadowRoot);
+    };
+    visit(el.shadowRoot || el);
+    return parts.join(' ');
+  };
   // Does `a` come before `b` in the page (shadow trees placed where their host is)?
   const precedes = (a, b) => {
     const chain = (n) => { const out = []; for (let x = n; x; x = up(x)) out.unshift(x); return out; };
@@ -83,39 +134,27 @@ function install(cfg, binding) {
     return (el.innerText || el.textContent || '').trim();
   };
 
-  // Visible text containing one of `labels` (seed 3.6 reads body.innerText: scripts and hidden nodes must not
-  // count). A cheap textContent test first: most reports have no match at all.
-  const visibleTextHas = (root, labels) => {
-    if (!labels.length || !root) return false;
-    // Native textContent of the top-level children, scripts left out (a site's i18n strings live in inline scripts):
-    // the walk below runs only when a label is there at all.
-    let all = '';
-    for (const c of root.childNodes) if (c.nodeName !== 'SCRIPT' && c.nodeName !== 'STYLE') all += c.textContent || '';
-    if (!labels.some((l) => all.includes(l))) return false;
-    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      const p = n.parentElement;
-      if (!p || /^(SCRIPT|STYLE|TEMPLATE|NOSCRIPT)$/.test(p.tagName)) continue;
-      if (labels.some((l) => n.data.includes(l)) && isVisible(p)) return true;
-    }
-    return false;
-  };
   // A visible element whose own text is exactly one of `labels` (an in-progress "Thinking" label, not a sentence
   // of the answer that happens to contain the word).
-  const exactLabelIn = (scopes, labels) => {
+  // Never inside message content (`msgs`): a heading "Thinking" in an answer is the answer's.
+  const exactLabelIn = (scopes, labels, msgs) => {
     if (!labels.length) return false;
     let budget = 3000;
     for (const scope of scopes) {
+      if (inSet(scope, msgs)) continue;
       const root = scope.shadowRoot || scope;
       const all = root.textContent || '';
-      const walker = labels.some((l) => all.includes(l)) ? document.createTreeWalker(root, NodeFilter.SHOW_TEXT) : null;
+      const walker = labels.some((l) => all.includes(l)) ? document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
+        acceptNode: (n) => (n.nodeType === Node.ELEMENT_NODE
+          ? (msgs.has(n) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_SKIP) : NodeFilter.FILTER_ACCEPT),
+      }) : null;
       for (let n = walker && walker.nextNode(); n && budget > 0; n = walker.nextNode(), budget -= 1) {
         const t = n.data.trim();
         if (t && labels.includes(t) && isVisible(n.parentElement)) return true;
       }
       if (scope.shadowRoot) {
         for (const inner of scope.shadowRoot.querySelectorAll('*')) {
-          if (inner.shadowRoot && exactLabelIn([inner], labels)) return true;
+          if (inner.shadowRoot && exactLabelIn([inner], labels, msgs)) return true;
         }
       }
     }
@@ -125,9 +164,9 @@ function install(cfg, binding) {
   // DOM → markdown: the converter (markdown.js, Turndown) installed in this world just before the watcher. If it
   // fails, the element's text stands in (and the failure is reported with the extracted answer).
   let convertError = null;
-  const toMarkdown = (el) => {
+  const toMarkdown = (el, sources) => {
     if (typeof window.__aibMarkdown !== 'function') { convertError = 'no converter'; return deepText(el); }
-    try { return window.__aibMarkdown(el); } catch (e) { convertError = String(e); return deepText(el); }
+    try { return window.__aibMarkdown(el, sources); } catch (e) { convertError = String(e); return deepText(el); }
   };
 
   const lastOf = (list) => (list.length ? list[list.length - 1] : null);
@@ -176,33 +215,56 @@ function install(cfg, binding) {
     return null;
   };
 
+  // The model that answered: the answering message's own slug (ChatGPT), else the picker's label (Gemini's mode).
+  const modelOf = (roots, scope) => {
+    if (scope) {
+      const own = scope.matches && scope.matches('[data-message-model-slug]') ? scope
+        : scope.querySelector && scope.querySelector('[data-message-model-slug]');
+      if (own) return squash(own.getAttribute('data-message-model-slug')).slice(0, 80);
+    }
+    for (const el of deep(sel('model').filter((s) => !s.includes('data-message-model-slug')), roots)) {
+      if (!isVisible(el)) continue;
+      const aria = el.getAttribute('aria-label') || '';
+      const named = aria.match(/current model is\s+(.+)$/i);
+      const text = squash(named ? named[1] : plainText(el) || aria);
+      if (text) return text.slice(0, 80);
+    }
+    return '';
+  };
+
   const state = () => {
-    const s = W.cfg.sel;
     const roots = allRoots();
     if (W.cfg.shadow) for (const r of roots) if (r !== document && !W.roots.has(r)) { W.roots.add(r); observe(r); }
     const input = deep(sel('input'), roots).filter(isVisible)[0] || null;
-    // Every button of the page, but the (layout-forcing) visibility check only for those whose label matches.
+    const msgs = messagesOf(roots);
+    // Every button of the page, but the (layout-forcing) visibility check only for those whose label matches;
+    // buttons inside message content never count.
     const buttons = deep(['button', '[role="button"]'], roots);
+    const uiButton = (labels) => buttons.some((b) => hasLabel(b, labels) && !inSet(b, msgs) && isVisible(b));
     const stop = deep(sel('stop'), roots).filter(isVisible).length > 0
-      || buttons.some((b) => hasLabel(b, lab('stop')) && !isDisabled(b) && isVisible(b));
+      || buttons.some((b) => hasLabel(b, lab('stop')) && !isDisabled(b) && !inSet(b, msgs) && isVisible(b));
     const send = findSend(roots);
-    const { msgs, turns, last, lastTurn } = responses(roots);
+    const { msgs: responsesEls, turns, last, lastTurn } = responses(roots);
     const users = deep(sel('user'), roots);
     const lastUser = lastOf(users);
     const content = contentOf(last);
-    const text = content ? deepText(content) : '';
-    const skipThinking = buttons.some((b) => hasLabel(b, lab('skipThinking')) && isVisible(b));
+    const text = content ? (content === last ? plainText(content) : deepText(content)).trim() : '';
+    const skipThinking = uiButton(lab('skipThinking'));
     const turnScope = lastTurn || last;
     const thinkingDone = !!turnScope && Array.from((turnScope.querySelectorAll && turnScope.querySelectorAll('button')) || [])
-      .some((b) => hasLabel(b, lab('thinkingDone')));
+      .some((b) => hasLabel(b, lab('thinkingDone')) && !inSet(b, msgs));
     const scopes = [...(turnScope ? [turnScope] : []), ...deep(sel('thinkingIndicator'), roots)];
     const answered = !!last && (!lastUser || precedes(lastUser, last));
-    const thinking = skipThinking || (answered && exactLabelIn(scopes, lab('thinking')));
-    const generatingText = visibleTextHas(document.body, lab('generating'));
+    const thinking = skipThinking || (answered && exactLabelIn(scopes, lab('thinking'), msgs));
+    const generatingText = uiShows(roots, lab('generating'), msgs, sel('thinkingIndicator'));
     const mic = deep(sel('mic'), roots).filter((img) => isVisible(img.closest('button') || img)).length > 0;
-    const lastFeedback = last ? deep(sel('feedback'), roots).some((img) => within(img, last)) : false;
+    // The finished-turn buttons (Gemini's feedback icons, ChatGPT's turn actions) of the last response.
+    const lastFeedback = turnScope ? deep(sel('feedback'), roots).some((el) => within(el, turnScope)) : false;
     const loginEl = deep(sel('login'), roots).find(isVisible)
       || (!input && buttons.find((b) => lab('login').some((l) => (b.textContent || '').trim() === l) && isVisible(b)));
+    const unavailable = lab('unavailable').length > 0
+      && deep([...sel('notice'), '[role="status"]', '[role="alert"]', 'main h1', 'main h2'], roots)
+        .some((el) => hasLabelCI(el, lab('unavailable')) && !inSet(el, msgs) && isVisible(el));
     return {
       url: location.href,
       ready: document.readyState,
@@ -214,10 +276,10 @@ function install(cfg, binding) {
       sendEnabled: !!send && !isDisabled(send),
       stop,
       userCount: users.length,
-      assistantCount: msgs.length || turns.length,
+      assistantCount: responsesEls.length || turns.length,
       lastLen: text.length,
       lastHead: text.slice(0, 80),
-      lastUser: squash(deepText(lastUser)).slice(0, 300),
+      lastUser: squash(plainText(lastUser)).slice(0, 300),
       answered,
       thinking,
       skipThinking,
@@ -226,6 +288,8 @@ function install(cfg, binding) {
       micFound: mic,
       lastHasFeedback: lastFeedback,
       login: !!loginEl,
+      unavailable,
+      model: answered ? modelOf(roots, turnScope) : modelOf(roots, null),
       notice: currentNotice(roots),
     };
   };
@@ -356,16 +420,38 @@ function install(cfg, binding) {
   };
 
   // The answer (seed 3.5 / 4.4): the table's anchors in order; the first whose element holds rendered text wins
-  // (a hidden React page leaves empty list items and paragraphs, whose markdown is only markers).
+  // (a hidden React page leaves empty list items and paragraphs, whose markdown is only markers). `own` reads only
+  // the new turn's own content (report, content, the box of its feedback icons): the flow asks for that first and
+  // waits for it to render before it lets the wider anchors look around the turn. No anchor returns page chrome.
   const hasText = (el) => !!el && (el.textContent || '').trim().length > 0;
   // Markdown that says something: more than list markers, fences and other syntax.
   const meaningful = (md) => md.replace(/^\s*([-*+]|\d+\.)\s/gm, '').replace(/[\s#>`|*_~-]/g, '').length > 0;
+  // Page chrome (the disclaimer under the thread): every line of the text carries one of its labels.
+  const chromeOnly = (text) => {
+    const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+    return lines.length > 0 && lines.every((l) => lab('chrome').some((c) => c && l.includes(c)));
+  };
+  const OWN = new Set(['report', 'content', 'feedback']);
+  const PLAIN = new Set(['paragraphs', 'body']);
+  const chromeEls = (roots) => deep(sel('chrome'), roots);
   const anchors = {
+    report: (roots, last) => {
+      // Only when the last response opened the report: a report of an earlier turn is not this answer.
+      if (!deep(sel('reportEntry'), roots).some((el) => within(el, last))) return '';
+      const panel = deep(sel('report'), roots).find(hasText);
+      if (!panel) return '';
+      const sources = deep(sel('reportSources'), roots).map((a) => a.href || a.getAttribute('href') || '');
+      return toMarkdown(panel, sources);
+    },
     feedback: (roots, last) => {
-      const icons = deep(sel('feedback'), roots).filter((img) => img.getAttribute('alt') === 'thumb_up' && within(img, last));
+      const icons = deep(sel('feedback'), roots).filter((el) => within(el, last)
+        && [el.getAttribute('alt'), el.getAttribute('data-mat-icon-name'), el.getAttribute('fonticon')].includes('thumb_up'));
       const btn = lastOf(icons) && lastOf(icons).closest('button');
       const box = btn && btn.parentElement && btn.parentElement.parentElement;
-      return box ? toMarkdown(box) : '';
+      // The seed's P1: the box two levels above the thumb's button holds the text. On the 2026 page that box is
+      // the action bar: it counts only where it holds the response's content.
+      const content = box && contentOf(last);
+      return box && content && content !== last && within(content, box) ? toMarkdown(box) : '';
     },
     content: (roots, last) => { const c = contentOf(last); return c && c !== last ? toMarkdown(c) : ''; },
     paragraphs: (roots, last, lastTurn) => {
@@ -374,13 +460,22 @@ function install(cfg, binding) {
       return ps.map((p) => squash(p.innerText || p.textContent)).filter(Boolean).join('\n\n');
     },
     turn: (roots, last) => toMarkdown(last),
-    'aria-live': (roots) => {
-      const regions = deep(['[aria-live="polite"]'], roots).filter(hasText);
+    'aria-live': (roots, last) => {
+      // A live region of the last response, or after it in the page; never one in the page chrome.
+      const chrome = new Set(chromeEls(roots));
+      const regions = deep(['[aria-live="polite"]'], roots)
+        .filter((r) => hasText(r) && !inSet(r, chrome) && (within(r, last) || precedes(last, r)));
       return regions.length ? toMarkdown(lastOf(regions)) : '';
     },
-    body: () => {
-      const main = deep(sel('main'), allRoots())[0] || document.body;
-      const text = main.innerText || '';
+    body: (roots) => {
+      const main = deep(sel('main'), roots)[0] || document.body;
+      let text = main.innerText || '';
+      // The composer, header, footer and notices are never the answer: take their text out first.
+      for (const el of [...chromeEls(roots), ...notices(roots)]) {
+        if (!within(el, main)) continue;
+        const t = (el.innerText || '').trim();
+        if (t) text = text.replace(t, '\n');
+      }
       let start = -1;
       for (const m of lab('answerMarkers')) {
         const i = text.lastIndexOf(m);
@@ -393,20 +488,24 @@ function install(cfg, binding) {
         const i = rest.indexOf(m);
         if (i > 10 && i < cut) cut = i; // seed 3.5: a marker in the first 10 characters is part of the answer
       }
-      return rest.slice(0, cut).trim();
+      return rest.slice(0, cut).split('\n').filter((l) => !chromeOnly(l)).join('\n').trim();
     },
   };
-  W.extract = () => {
+  W.extract = (ownOnly) => {
     const roots = allRoots();
     const { last, lastTurn } = responses(roots);
     convertError = null;
+    let chrome = false;
     for (const how of W.cfg.anchors) {
+      if (ownOnly && !OWN.has(how)) continue;
       if (!last && how !== 'body') continue;
       let text = '';
       try { text = anchors[how](roots, last, lastTurn) || ''; } catch (e) { text = ''; }
-      if (meaningful(text)) return { text, how, error: convertError };
+      if (!meaningful(text)) continue;
+      if (chromeOnly(text)) { chrome = true; continue; }
+      return { text, how, error: convertError, plain: PLAIN.has(how) || !!convertError };
     }
-    return { text: '', how: 'none', error: convertError };
+    return { text: '', how: chrome ? 'chrome' : 'none', error: convertError, plain: false };
   };
 
   window.__aibWatcher = W;

@@ -31,8 +31,9 @@ class Completion(Output):
     reason: str
     detectedAtMs: float
     thinking: bool
-    extractedBy: str = Field(description="Where the answer was read: content, paragraphs, turn, body, feedback, "
-                             "aria-live (docs/answers.md).")
+    extractedBy: str = Field(description="Where the answer was read: report, content, feedback, paragraphs, turn, "
+                             "aria-live, body; ' (plain text)' is added when a fallback lost the markdown "
+                             "(docs/answers.md).")
 
 
 class AskWarningOut(Output):
@@ -49,8 +50,11 @@ class Answer(Output):
     url: str = Field(description="The conversation's URL.")
     timings: dict[str, float] = Field(description="Milliseconds per step (connectMs, sendMs, totalMs, ...).")
     retries: int
+    model: str | Absent = Field(default=None, description="The model that answered, as the page names it: ChatGPT's "
+                                "message model slug (gpt-5-2), Gemini's mode label (Fast, Thinking, Pro).")
     completion: Completion
-    warnings: list[AskWarningOut] = Field(default_factory=list, description="Present when the answer looks odd.")
+    warnings: list[AskWarningOut] = Field(default_factory=list, description="Present when the answer looks odd, "
+                                          "was read as plain text, or went to a new chat (conversation_gone).")
 
 
 class BothAnswers(Output):
@@ -96,6 +100,8 @@ def ask_structured(r: AskResult) -> dict[str, object]:
         "retries": r.retries,
         "completion": {"reason": r.completion_reason, "detectedAtMs": r.detected_at_ms, "thinking": r.thinking,
                        "extractedBy": r.extracted_by}}
+    if r.model:
+        out["model"] = r.model
     if r.warnings:
         out["warnings"] = [{"code": w.code, "message": w.message, "debugDump": w.debug_dump} for w in r.warnings]
     return out
