@@ -144,6 +144,7 @@ def create_app(ctx: ActorContext[DiscoveryRequest], *, port: int, project: str) 
             "wsUrl": info.ws_url,
             "token": info.token,
             "serverId": info.server_id,
+            "keyId": info.key_id,
             "project": project,
             "startedAt": info.started_at,
             "protocolVersion": SHARED.protocol_version,

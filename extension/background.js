@@ -7,11 +7,19 @@
 
 import { Discovery } from './discovery.js';
 import { Executor } from './executor.js';
+import { addPairing, PairingStore } from './pairing.js';
 
 const ALARM = 'ai-bridge-discovery';
 
 const executor = new Executor();
-const discovery = new Discovery({ executor, onChange: publishStatus });
+const pairings = new PairingStore();
+const discovery = new Discovery({ executor, pairings, onChange: publishStatus });
+
+// A browser ai-bridge launched is paired by the server itself, through its private debugging pipe: it evaluates
+// `aiBridgePair(code)` in this worker (no web page and no other extension can reach the worker's global scope).
+// The popup pairs the user's own Chrome (popup.js). Either way the new key lands in chrome.storage.local, and the
+// listener below reloads the keys and polls discovery at once.
+globalThis.aiBridgePair = (code, label = 'paired by the ai-bridge that launched this browser') => addPairing(code, label);
 
 // ---- status for the popup (chrome.storage.session: survives worker restarts, not browser restarts) ---------------
 // The server reads these rows too, through the debugging pipe of a browser it launched, to tell whether the
@@ -42,6 +50,12 @@ chrome.tabs.onUpdated.addListener((tabId, changeInfo, tab) => executor.onTabUpda
 
 // The alarm is only the reconnect driver: its firing (re)starts a worker Chrome has stopped, and evaluating this
 // module restarts polling. The setTimeout loop in discovery.js does the actual polling while the worker lives.
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === 'local' && PairingStore.touches(changes)) {
+    pairings.ready = pairings.reload();
+    discovery.kick(0);
+  }
+});
 chrome.alarms.onAlarm.addListener((alarm) => {
   if (alarm.name === ALARM) discovery.ensureRunning();
 });

@@ -1,9 +1,14 @@
 // One WebSocket connection to one ai-bridge server (docs/protocol.md).
 //
-// Lifecycle: connecting -> open (after `welcome`) -> closed. A Connection object is never reused: after it closes,
-// discovery.js decides whether and when to create a new one for the same server.
+// Lifecycle: connecting -> verifying (a `welcome` came; checking its proof) -> open -> closed. A Connection object is
+// never reused: after it closes, discovery.js decides whether and when to create a new one for the same server.
+//
+// Nothing from the server is obeyed before its welcome proves the pairing key (pairing.js): before the welcome any
+// other frame closes the connection; frames that arrive while the proof is checked wait, and are dropped unread if
+// it fails. Only a verified connection is registered with the executor, so only it can reach a tab.
 
 import { CommandError } from './executor.js';
+import { newNonce, verifyProof } from './pairing.js';
 import SHARED from './shared.js';
 
 // Shared with the server (shared.js is its source too; manifest.json's version_name names the protocol).
@@ -18,20 +23,27 @@ const MAX_FRAME_BYTES = SHARED.maxFrameBytes; // the server closes with 1009 abo
 // Close codes after which reconnecting at once would only repeat the failure (bad token / bad hello, replaced by
 // a newer connection): discovery.js waits for a changed discovery answer or 30 s.
 const BACKOFF_CODES = new Set(SHARED.backoffCloseCodes.map((name) => SHARED.closeCodes[name]));
+const MAX_HELD_FRAMES = 1000; // frames that may arrive while a welcome's proof is checked (milliseconds)
 
 export class Connection {
   /**
    * @param {object} o
    * @param {number} o.port         discovery port the server answered on
    * @param {object} o.info         the validated discovery answer
+   * @param {CryptoKey} o.key        the pairing key discovery named (o.info.keyId): the welcome must prove it
    * @param {string} o.infoText     its JSON text (to notice a changed answer while backing off)
    * @param {import('./executor.js').Executor} o.executor
    * @param {() => void} o.onChange called on any state / error change (popup status)
    * @param {(c: Connection) => void} o.onClosed called exactly once, when the connection closes
    */
-  constructor({ port, info, infoText, executor, onChange, onClosed }) {
+  constructor({ port, info, infoText, key, executor, onChange, onClosed }) {
     this.port = port;
     this.serverId = info.serverId;
+    this.keyId = info.keyId;
+    this.key = key;
+    this.nonce = newNonce(); // this connection's challenge: a recorded welcome of another connection is worthless
+    this.held = []; // frames received while the welcome's proof is checked
+    this.untrusted = false; // the server failed to prove the pairing key
     this.project = typeof info.project === 'string' ? info.project : '';
     this.wsUrl = info.wsUrl;
     this.token = info.token;
@@ -64,6 +76,7 @@ export class Connection {
       this._send({
         type: 'hello',
         token: this.token,
+        nonce: this.nonce,
         protocolVersion: PROTOCOL_VERSION,
         extensionVersion: chrome.runtime.getManifest().version,
         userAgent: navigator.userAgent,
@@ -103,6 +116,7 @@ export class Connection {
     for (const t of this.timers) clearTimeout(t); // clearTimeout also clears intervals
     this.timers = [];
     if (this.ws) this.ws.onmessage = null; // replies to in-flight commands have nowhere to go
+    this.held = [];
     this.executor.release(this);
     this.onChange();
     this.onClosed(this);
@@ -123,6 +137,13 @@ export class Connection {
 
   _onFrame(data) {
     this.lastHeardAt = Date.now();
+    if (this.state === 'verifying') {
+      if (this.held.length >= MAX_HELD_FRAMES) return this.close('too many frames before the welcome was verified');
+      this.held.push(data);
+      return undefined;
+    }
+    if (this.state === 'connecting') return this._beforeWelcome(data);
+    if (this.state !== 'open') return undefined;
     if (typeof data !== 'string') return this._badFrame('binary frames are not supported');
     let msg;
     try {
@@ -139,7 +160,7 @@ export class Connection {
       case 'pong':
         return undefined; // lastHeardAt is all we need
       case 'welcome':
-        return this._onWelcome(msg);
+        return undefined; // one welcome per connection
       case 'command':
         return void this._onCommand(msg);
       case 'error': {
@@ -152,13 +173,39 @@ export class Connection {
     }
   }
 
-  _onWelcome(msg) {
-    if (this.state !== 'connecting') return;
+  /** Before the welcome: only a welcome (or an error to show) is read; anything else ends the connection. */
+  _beforeWelcome(data) {
+    let msg = null;
+    try {
+      msg = typeof data === 'string' ? JSON.parse(data) : null;
+    } catch {
+      // not JSON: handled below
+    }
+    if (msg?.type === 'welcome') return void this._onWelcome(msg);
+    if (msg?.type === 'error') {
+      const e = msg.error ?? {};
+      this.lastError = `server error ${e.code ?? '?'}: ${e.message ?? ''}`.slice(0, 500);
+      return this.onChange();
+    }
+    const what = typeof msg?.type === 'string' ? `a ${msg.type.slice(0, 30)} frame` : 'a malformed frame';
+    return this.close(`server sent ${what} before its welcome; not obeyed`, { backoff: true });
+  }
+
+  async _onWelcome(msg) {
     if (msg.protocolVersion !== PROTOCOL_VERSION) {
       return this.close(`server welcomed with protocolVersion ${msg.protocolVersion}`, { backoff: true });
     }
     if (msg.serverId !== this.serverId) {
       return this.close(`welcome from serverId ${msg.serverId}, expected ${this.serverId}`, { backoff: true });
+    }
+    this.state = 'verifying';
+    const ok = await verifyProof(this.key, msg.proof, this.nonce, this.serverId, this.token);
+    if (this.state !== 'verifying') return undefined; // closed meanwhile
+    if (!ok) {
+      this.untrusted = true;
+      console.warn(`ai-bridge: the server on port ${this.port} failed to prove its pairing key; not obeyed`);
+      return this.close('the server could not prove it holds the pairing key: not obeyed (another user\'s ' +
+        'server on a discovery port?)', { backoff: true });
     }
     for (const t of this.timers) clearTimeout(t); // the welcome timeout
     this.state = 'open';
@@ -167,6 +214,10 @@ export class Connection {
     this.executor.register(this);
     this.timers = [setInterval(() => this._keepalive(), PING_INTERVAL_MS)];
     this.onChange();
+    const held = this.held;
+    this.held = [];
+    for (const data of held) this._onFrame(data);
+    return undefined;
   }
 
   _keepalive() {

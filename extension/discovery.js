@@ -1,11 +1,15 @@
 // Server discovery: poll GET http://127.0.0.1:<port>/mcp-discovery on the ports of shared.js and keep one
 // Connection per live serverId (docs/protocol.md).
 //
+// Any local user can answer on these ports. A server whose discovery answer names a pairing key this browser does
+// not hold (pairing.js) is listed for the popup as "unpaired" and never connected to: not even the hello is sent.
+//
 // Polling is a setTimeout loop while the worker lives: every 1 s while no server is connected, every 5 s once one
 // is. When Chrome stops the worker the loop dies with it; background.js's alarm wakes the worker, module
 // evaluation starts the loop again.
 
 import { Connection, PROTOCOL_VERSION } from './connection.js';
+import { fingerprint } from './pairing.js';
 import SHARED from './shared.js';
 
 const { first, last } = SHARED.discoveryPorts;
@@ -16,6 +20,8 @@ const FETCH_TIMEOUT_MS = 500;
 const BACKOFF_MS = 30_000;
 const FORGET_MS = 5 * 60_000; // a closed server that stopped answering leaves the popup after this
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+const HEX_ID = /^[0-9a-f]{16,128}$/; // serverId and token: the proof's message joins them with newlines
+const UNPAIRED_HINT = 'not paired with this browser: run `ai-bridge pair` and paste the code it prints here';
 
 /** The parsed discovery answer on `port`, or null (nothing listening, not 200, not JSON, too slow). */
 async function probe(port) {
@@ -45,6 +51,10 @@ function problemWith(info) {
   for (const key of ['wsUrl', 'token', 'serverId']) {
     if (typeof info[key] !== 'string' || !info[key]) return `discovery answer lacks ${key}`;
   }
+  if (typeof info.keyId !== 'string' || !/^[0-9a-f]{16}$/.test(info.keyId)) {
+    return 'the server names no pairing key (an ai-bridge older than this extension: update it)';
+  }
+  if (!HEX_ID.test(info.serverId) || !HEX_ID.test(info.token)) return 'serverId and token must be hex';
   let url;
   try {
     url = new URL(info.wsUrl);
@@ -57,8 +67,10 @@ function problemWith(info) {
 }
 
 export class Discovery {
-  constructor({ executor, onChange }) {
+  /** @param {{executor: object, pairings: import('./pairing.js').PairingStore, onChange: () => void}} o */
+  constructor({ executor, pairings, onChange }) {
     this.executor = executor;
+    this.pairings = pairings;
     this.onChange = onChange;
     /** serverId -> Connection (the live one, or the last closed one: kept for backoff and the popup) */
     this.conns = new Map();
@@ -87,11 +99,12 @@ export class Discovery {
       serverId: c.serverId,
       project: c.project,
       port: c.port,
-      state: c.state === 'closed' && c.backoff ? 'backing off' : c.state,
+      key: fingerprint(c.keyId),
+      state: c.untrusted ? 'untrusted' : c.state === 'closed' && c.backoff ? 'backing off' : c.state,
       connectedSince: c.connectedSince,
       lastError: c.lastError,
     }));
-    for (const r of this.refused.values()) rows.push({ ...r, state: 'refused', connectedSince: null });
+    for (const r of this.refused.values()) rows.push({ key: '', ...r, state: r.state ?? 'refused', connectedSince: null });
     return rows.sort((a, b) => a.port - b.port || String(a.serverId).localeCompare(String(b.serverId)));
   }
 
@@ -111,6 +124,7 @@ export class Discovery {
     this.nextAt = Infinity;
     this.polling = true;
     try {
+      await this.pairings.ready;
       const answers = await Promise.all(PORTS.map(probe));
       this._reconcile(answers);
     } catch (e) {
@@ -138,8 +152,18 @@ export class Discovery {
         this.refused.set(port, { port, serverId, project, lastError: problem });
         return;
       }
+      const key = this.pairings.get(info.keyId);
+      if (key === null) {
+        // Shown, never obeyed: whoever runs it, this browser was not given its key.
+        const project = typeof info.project === 'string' ? info.project : '';
+        this.refused.set(port, { port, serverId: info.serverId, project, key: fingerprint(info.keyId),
+          state: 'unpaired', lastError: UNPAIRED_HINT });
+        const old = this.conns.get(info.serverId);
+        if (old && old.state !== 'closed') old.close('its pairing was removed');
+        return;
+      }
       this.refused.delete(port);
-      this._offer(port, info, now);
+      this._offer(port, info, key, now);
     });
     for (const [id, c] of this.conns) {
       if (c.state === 'closed' && now - c.lastSeenAt > FORGET_MS) this.conns.delete(id);
@@ -148,23 +172,26 @@ export class Discovery {
   }
 
   /** A valid discovery answer: make sure exactly one suitable connection to that server exists. */
-  _offer(port, info, now) {
+  _offer(port, info, key, now) {
     const infoText = JSON.stringify(info);
     const old = this.conns.get(info.serverId);
     if (old) {
       old.lastSeenAt = now;
-      const sameEndpoint = old.wsUrl === info.wsUrl && old.token === info.token;
+      const sameEndpoint = old.wsUrl === info.wsUrl && old.token === info.token && old.keyId === info.keyId;
       if (old.state !== 'closed') {
         if (sameEndpoint) return;
         old.close('server restarted on a new wsUrl/token'); // replaced below
       } else if (old.backoff && old.infoText === infoText && now - old.closedAt < BACKOFF_MS) {
         return; // do not hammer a server that refused us; retry when its answer changes or after 30 s
+      } else if (old.untrusted && now - old.closedAt < BACKOFF_MS) {
+        return; // a server that failed the proof gets no new attempt for 30 s, whatever its answer says now
       }
     }
     const conn = new Connection({
       port,
       info,
       infoText,
+      key,
       executor: this.executor,
       onChange: this.onChange,
       onClosed: () => this.kick(),

@@ -1,7 +1,15 @@
-// Popup: one row per server, from the status the worker keeps in chrome.storage.session.
+// Popup: one row per server, from the status the worker keeps in chrome.storage.session; pairing with a server's key
+// (pairing.js): the code `ai-bridge pair` prints, pasted here by the user.
+
+import { addPairing, fingerprint, listPairings, removePairing } from './pairing.js';
 
 const rows = document.getElementById('rows');
 const empty = document.getElementById('empty');
+const keys = document.getElementById('keys');
+const noKeys = document.getElementById('no-keys');
+const form = document.getElementById('pair-form');
+const codeInput = document.getElementById('code');
+const result = document.getElementById('pair-result');
 
 function ago(ms) {
   const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
@@ -26,6 +34,7 @@ async function render() {
       tr.append(
         cell(s.project || '—'),
         cell(String(s.port)),
+        cell(s.key || '—', 'key'),
         cell(s.state, s.state.replace(' ', '-')),
         cell(s.connectedSince ? `${new Date(s.connectedSince).toLocaleTimeString()} (${ago(s.connectedSince)})` : '—'),
         cell(s.lastError || '', 'err'),
@@ -36,10 +45,47 @@ async function render() {
   empty.hidden = servers.length > 0;
 }
 
+async function renderKeys() {
+  const paired = await listPairings();
+  keys.replaceChildren(
+    ...paired.map((p) => {
+      const tr = document.createElement('tr');
+      const remove = document.createElement('button');
+      remove.textContent = 'Remove';
+      remove.addEventListener('click', async () => {
+        await removePairing(p.keyId);
+        await renderKeys();
+      });
+      const action = document.createElement('td');
+      action.append(remove);
+      tr.append(cell(fingerprint(p.keyId), 'key'), cell(p.label || ''),
+        cell(p.pairedAt ? new Date(p.pairedAt).toLocaleString() : ''), action);
+      return tr;
+    }),
+  );
+  noKeys.hidden = paired.length > 0;
+}
+
+form.addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  try {
+    const keyId = await addPairing(codeInput.value, 'paired in the popup');
+    codeInput.value = '';
+    result.className = 'good';
+    result.textContent = `paired: key ${fingerprint(keyId)}`;
+  } catch (e) {
+    result.className = 'bad';
+    result.textContent = String(e?.message ?? e);
+  }
+  await renderKeys();
+});
+
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area === 'session' && changes.servers) render();
+  if (area === 'local') renderKeys();
 });
 setInterval(render, 1000); // keeps the "… ago" column current
 render();
+renderKeys();
 // Wakes a stopped service worker and makes it look for servers now (background.js).
 chrome.runtime.sendMessage({ type: 'status' }).catch(() => {});

@@ -101,6 +101,12 @@ class StateDirRefused(StateFileError):
     code = "state_dir_refused"
 
 
+class PairingCodeInvalid(BridgeError):
+    """A pairing code that is not one `ai-bridge pair` prints."""
+
+    code = "pairing_code_invalid"
+
+
 # --- browser link -----------------------------------------------------------------------------------------------
 
 

@@ -72,7 +72,8 @@ async def fake_relay(ctx: ActorContext[RelayRequest], *, link: FakeLink,
                 case WaitConnected():
                     nursery.start_soon(wait, env, msg)
                 case RelayInfo():
-                    env.reply(msg.reply(RelayInfoReply("ws://127.0.0.1:1", "t", "server-1", "now")))
+                    env.reply(msg.reply(RelayInfoReply("ws://127.0.0.1:1", "t", "server-1", "now", "0" * 16,
+                                                       "aib1-fake")))
                 case _:
                     env.fail(AssertionError(f"unexpected {msg}"))
         nursery.cancel_scope.cancel()

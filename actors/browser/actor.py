@@ -85,6 +85,11 @@ WAKE_URL = f"{SHARED.extension_origin}/popup.html"
 # The worker publishes its connections for the popup in chrome.storage.session (background.js): read through our
 # own browser's pipe, it tells whether the connected extension is the one in our browser.
 SERVERS_EXPR = "chrome.storage.session.get('servers').then(r => JSON.stringify(r.servers ?? []))"
+# Pairs the extension of a browser we launched with our key (extension/pairing.js): it obeys only servers whose key
+# it holds. Only this pipe reaches the worker's global scope. A worker that has not evaluated its module yet gives
+# null (or an exception): tried again shortly.
+PAIR_EXPR = "typeof globalThis.aiBridgePair === 'function' ? globalThis.aiBridgePair(%s) : null"
+PAIR_WITHIN_S = 20.0
 
 
 @attrs.define(eq=False)
@@ -493,6 +498,7 @@ class Browser:
             if pipe_loading:
                 await self.load_over_pipe(launched, extensions)
             await launched.pipe.send("Target.setDiscoverTargets", {"discover": True})
+            self.nursery.start_soon(self.pair_extension, launched)
         except PipeError as exc:
             if isinstance(exc, CdpFailed) or not (launched.closing or not launched.alive):
                 log.warning("the browser (pid %d) did not start its debugging pipe: %s", launched.pid, exc)
@@ -630,6 +636,49 @@ class Browser:
                         except PipeError:
                             pass
             return True
+
+    async def pair_extension(self, launched: Launched) -> None:
+        """Give the extension of a browser we launched our pairing key, over the pipe (docs/security.md, Pairing):
+        its first connection needs no click. Idempotent; the key stays in its profile."""
+        deadline = trio.current_time() + PAIR_WITHIN_S
+        while trio.current_time() < deadline:
+            if launched.closing or not launched.alive or self.stopping:
+                return
+            worker = launched.worker_target
+            if worker is None:
+                with trio.move_on_at(deadline):
+                    await launched.worker_seen.wait()
+                continue
+            if (key_id := await self.pair_once(launched, worker)) is not None:
+                log.info("paired the extension of the browser (pid %d) with key %s", launched.pid, key_id)
+                return
+            await trio.sleep(0.1)
+        log.warning("could not pair the extension of the browser (pid %d) over its pipe; it will not connect. "
+                    "Pair it by hand: `ai-bridge pair`", launched.pid)
+
+    async def pair_once(self, launched: Launched, worker: str) -> str | None:
+        """One try at handing the key to the worker → the key id it stored, or None."""
+        try:
+            code = (await self.relay.call(RelayInfo(), timeout=5)).pairing_code
+            session = await launched.pipe.send("Target.attachToTarget", {"targetId": worker, "flatten": True})
+            session_id = session.get("sessionId")
+            if not isinstance(session_id, str):
+                return None
+            try:
+                got = await launched.pipe.send(
+                    "Runtime.evaluate", {"expression": PAIR_EXPR % json.dumps(code), "awaitPromise": True,
+                                         "returnByValue": True}, session_id=session_id, timeout=5)
+            finally:
+                await launched.pipe.send("Target.detachFromTarget", {"sessionId": session_id})
+        except (PipeError, BridgeError) as exc:
+            log.debug("pairing the extension over the pipe: %s", exc)
+            return None
+        result = got.get("result")
+        value = result.get("value") if isinstance(result, dict) else None
+        if "exceptionDetails" in got or not isinstance(value, str):
+            log.debug("pairing the extension over the pipe: not yet (%.200s)", got)
+            return None
+        return value
 
     async def our_extension_holds_link(self, launched: Launched) -> bool | None:
         """Whether the connected extension is the one in our browser: True, False, or None (cannot tell)."""

@@ -18,6 +18,8 @@ class RelayInfoReply:
     token: str = attrs.field(repr=False)  # never in logs
     server_id: str
     started_at: str
+    key_id: str  # names the pairing key in discovery answers (public)
+    pairing_code: str = attrs.field(repr=False)  # the key itself: handed only to a browser we launched, over its pipe
 
 
 @attrs.frozen

@@ -4,7 +4,9 @@
 Security (docs/security.md): loopback only; the peer must be a process of our own user (Linux: the kernel's socket
 table); the upgrade must carry ``Origin: chrome-extension://<our id>`` (a web page cannot forge it); the first frame
 must be a ``hello`` with the per-boot 256-bit token (constant-time compare, never logged) and our protocol version
-within 5 s — else close with the bad-token, bad-hello or hello-timeout code (extension/shared.js). A newer
+within 5 s — else close with the bad-token, bad-hello or hello-timeout code (extension/shared.js). The welcome
+proves to the extension that this server holds the user's pairing key (an HMAC over the hello's nonce; see
+supervisor/pairing.py): the extension obeys no server that cannot, whoever answered discovery first. A newer
 authenticated connection replaces the old one (the "replaced" code), logged as a security-relevant event. No frame,
 however malformed, crashes the actor.
 
@@ -20,12 +22,14 @@ import math
 import secrets
 import time
 import uuid
+from pathlib import Path
 from typing import assert_never
 
 import attrs
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, serve_websocket
 
+from supervisor import pairing
 from supervisor.constants import SHARED
 from supervisor.errors import (
     BridgeError,
@@ -33,9 +37,12 @@ from supervisor.errors import (
     CommandTimeout,
     ExtensionDisconnected,
     ExtensionNotConnected,
+    StateFileError,
     TabClosed,
 )
+from supervisor.files import ensure_private_dir
 from supervisor.otp import ActorContext, Envelope, Reply
+from supervisor.pairing import PairingKey
 from supervisor.peercred import same_user
 
 from ..protocol.common import JSONObject
@@ -95,8 +102,9 @@ class Connection:
 
 
 class Relay:
-    def __init__(self, *, extension_origin: str, allow_faults: bool) -> None:
+    def __init__(self, *, extension_origin: str, allow_faults: bool, key: PairingKey) -> None:
         self.token = secrets.token_hex(32)  # 256 bits, per boot (per relay start)
+        self.key = key  # the state dir's pairing key: the welcome proves we hold it
         self.server_id = uuid.uuid4().hex
         self.started_at = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + "Z"
         self.origin = extension_origin
@@ -162,8 +170,7 @@ class Relay:
             security.warning("relay: a new extension connection (%s) replaces %s", conn.id, old.id)
             await self._drop(old, SHARED.close.replaced, "replaced by a newer connection")
         log.info("extension connected (link %s, extension %s)", conn.id, hello.extension_version)
-        conn.queue(wire.dumps({"type": "welcome", "serverId": self.server_id,
-                               "protocolVersion": SHARED.protocol_version}))
+        conn.queue(wire.welcome(hello, key=self.key, server_id=self.server_id, token=self.token))
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._writer, conn)
@@ -350,14 +357,28 @@ class Relay:
             "(Developer mode), or run with --browser launch.")
 
 
+async def _pairing_key(state_dir: Path | None) -> PairingKey:
+    """The state dir's key (made on first start). Without a usable state dir, a key for this process only: the
+    browser we launch is paired with it over its pipe, the user's Chrome cannot be."""
+    if state_dir is not None:
+        try:
+            await trio.to_thread.run_sync(ensure_private_dir, state_dir)
+            return await trio.to_thread.run_sync(pairing.load_or_create, state_dir)
+        except (StateFileError, OSError) as exc:
+            log.warning("no pairing key in the state dir (%s); using one for this run only: only a browser "
+                        "ai-bridge launches can connect", exc)
+    return pairing.generate()
+
+
 async def run(
     ctx: ActorContext[RelayRequest],
     *,
+    state_dir: Path | None = None,
     extension_origin: str = SHARED.extension_origin,
     allow_faults: bool = False,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    relay = Relay(extension_origin=extension_origin, allow_faults=allow_faults)
+    relay = Relay(extension_origin=extension_origin, allow_faults=allow_faults, key=await _pairing_key(state_dir))
     async with trio.open_nursery() as nursery:
         server = await nursery.start(
             lambda task_status: serve_websocket(
@@ -377,7 +398,7 @@ async def run(
             match msg:
                 case RelayInfo():
                     return msg.reply(RelayInfoReply(f"ws://127.0.0.1:{relay.port}", relay.token, relay.server_id,
-                                                    relay.started_at))
+                                                    relay.started_at, relay.key.key_id, relay.key.code))
                 case LinkStatus():
                     return msg.reply(relay.status())
                 case Subscribe():

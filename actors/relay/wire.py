@@ -14,6 +14,7 @@ from typing import Generic, TypeVar
 
 import attrs
 
+from supervisor import pairing
 from supervisor.constants import SHARED
 
 from ..protocol.common import JSON, JSONObject
@@ -47,6 +48,7 @@ def dumps(frame: JSONObject) -> str:
 class Hello:
     extension_version: str
     user_agent: str
+    nonce: str | None = None  # the extension's challenge: the welcome proves our pairing key over it
 
 
 @attrs.frozen
@@ -77,9 +79,23 @@ def check_hello(raw: str | bytes, *, token: str, version: int = SHARED.protocol_
     if hello.get("protocolVersion") != version:
         return Refusal(SHARED.close.bad_hello, f"unsupported protocol version; server speaks {version}",
                        security=False)
+    nonce = hello.get("nonce")
+    if nonce is not None and (not isinstance(nonce, str) or not pairing.NONCE.fullmatch(nonce)):
+        return Refusal(SHARED.close.bad_hello, "the hello's nonce must be 32 to 128 lowercase hex digits",
+                       security=True, log="hello with a malformed nonce refused")
     ext, agent = hello.get("extensionVersion"), hello.get("userAgent")
     return Hello(extension_version=ext[:40] if isinstance(ext, str) else "?",
-                 user_agent=agent[:300] if isinstance(agent, str) else "")
+                 user_agent=agent[:300] if isinstance(agent, str) else "", nonce=nonce)
+
+
+def welcome(hello: Hello, *, key: pairing.PairingKey, server_id: str, token: str) -> str:
+    """The answer to an accepted hello. With the extension's nonce it carries the proof that this server holds the
+    pairing key (the extension obeys nothing before checking it); a hello without one (a raw test client, an
+    extension too old to check) gets no proof, and our extension would not obey such a welcome."""
+    frame: JSONObject = {"type": "welcome", "serverId": server_id, "protocolVersion": SHARED.protocol_version}
+    if hello.nonce is not None:
+        frame["proof"] = key.server_proof(hello.nonce, server_id, token)
+    return dumps(frame)
 
 
 # -- events the core returns ----------------------------------------------------------------------------------------

@@ -156,6 +156,15 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("-c", dest="commands", action="append", default=[], metavar="CODE",
                    help="run this code and exit instead of the interactive REPL (repeatable)")
 
+    pr = sub.add_parser("pair", help="print the code that pairs your own Chrome's extension with your servers",
+                        description="Print the pairing code of the state dir's key (made on first use) on stdout, "
+                        "with what to do on stderr. Paste it into the extension's popup: the extension then obeys "
+                        "the servers of this state dir, and no server of another user. A browser ai-bridge launches "
+                        "is paired over its private pipe: this is for your own Chrome (--browser connect/auto). "
+                        "The code is as private as the key file: do not share it.")
+    pr.add_argument("--state-dir", help="the servers' state dir (default as for serve)")
+    pr.add_argument("--config", type=Path, help="TOML config file (default as for serve)")
+
     sub.add_parser("extension-path", help="print the folder of the Chrome extension to 'Load unpacked'",
                    description="Print the folder of the bundled Chrome extension. In chrome://extensions turn on "
                    "Developer mode, choose 'Load unpacked' and pick this folder.")
@@ -177,6 +186,25 @@ def _config(args: argparse.Namespace) -> Any:
 
         raise ConfigError(f"option --config: {explicit} does not exist (or is not a file)")
     return cfg.load(cli, config_file=explicit)
+
+
+def _pair(state_dir: Path) -> int:
+    from ..errors import StateFileError
+    from ..files import ensure_private_dir
+    from ..pairing import load_or_create
+
+    try:
+        ensure_private_dir(state_dir)
+        key = load_or_create(state_dir)
+    except (StateFileError, OSError) as exc:
+        print(f"ai-bridge: cannot read or make the pairing key: {exc}", file=sys.stderr)
+        return 1
+    print(f"Pairing code of the ai-bridge servers on state dir {state_dir}, key fingerprint {key.fingerprint}:",
+          file=sys.stderr, flush=True)
+    print(key.code, flush=True)
+    print("Open the ai-bridge extension's popup in your Chrome (its toolbar icon), paste the code and press Pair.\n"
+          "Keep it private: whoever holds it can pose as your ai-bridge to that browser.", file=sys.stderr)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -208,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
         from .console_client import console_main
 
         return console_main(config.state_dir, pid=args.pid, socket_path=args.socket, commands=args.commands)
+
+    if args.command == "pair":
+        return _pair(config.state_dir)
 
     import trio
 

@@ -41,7 +41,8 @@ def build_tree(config: Config, system: ActorSystem, *, with_front: bool = True, 
         # The browser link: discovery hands out the relay's URL and token and the browser actor waits on the relay,
         # so when the relay restarts (new port, new token) the two after it restart too (rest_for_one).
         SupervisorSpec("link", (
-            child(RELAY.name, relay.run, allow_faults=config.allow_faults, shutdown=1.0),
+            child(RELAY.name, relay.run, state_dir=config.state_dir, allow_faults=config.allow_faults,
+                  shutdown=1.0),
             child(DISCOVERY.name, discovery.run, port=config.discovery_port, project=config.project,
                   memory=discovery.PortMemory(), shutdown=1.5),
             child(BROWSER.name, browser.run, config=config, extension_dir=extension_path(), shutdown=2.5),
