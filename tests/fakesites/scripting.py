@@ -31,6 +31,10 @@ class ControlError(ValueError):
 
 NOTICE_PLACES = ("turn", "alert", "toast", "banner")
 LAYOUTS = ("standard", "bare", "divs", "detached", "nofeedback")
+# "2026": the markup captured from the real sites in Jan-Feb 2026 (the default); "2025": the spec's older picture
+# (ChatGPT send button always present; Gemini in shadow roots with img[alt] icons), kept so it stays testable.
+SHAPES = ("2026", "2025")
+_MODEL = re.compile(r"^[0-9a-z][0-9a-z.]{0,15}$")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -65,6 +69,17 @@ class Script:
     siteError: bool = False        # the stream breaks after `errorAfterChunks` chunks: "Something went wrong"
                                    # with a Retry button (ChatGPT: in the thread; Gemini: an alert)
     errorAfterChunks: int = 0
+    renderLagMs: float = 0.0       # the text renders only this long AFTER the stop button went (the turn stays
+                                   # empty while streaming; turn actions / feedback show first, the text later).
+                                   # The completion report is stamped when the text rendered
+    deepResearch: bool = False     # Gemini: a Deep Research report. The response shows a short note and a chip
+                                   # naming the report; ``text`` (the report) streams into a side panel
+                                   # <deep-research-immersive-panel>. Citations: ``{{cite:Label|URL}}`` as in any
+                                   # answer; the panel lists the sources (``sources`` in that order, then cited
+                                   # URLs not in it, in order of first citation) and each citation's footnote
+                                   # carries its URL's 1-based place in that list (so numbers repeat and need not
+                                   # be sequential). The log entry's ``sources`` holds the list
+    sources: list | None = None    # Deep Research: the panel's source URLs in order (optional, see above)
 
     @classmethod
     def from_json(cls, data: Any) -> Script:
@@ -98,6 +113,14 @@ class Script:
             raise ControlError(f"notice must be one of {', '.join(NOTICE_PLACES)}")
         if not isinstance(self.errorAfterChunks, int) or self.errorAfterChunks < 0:
             raise ControlError("errorAfterChunks must be an integer >= 0")
+        if not isinstance(self.renderLagMs, (int, float)) or isinstance(self.renderLagMs, bool) \
+                or self.renderLagMs < 0:
+            raise ControlError("renderLagMs must be a number >= 0")
+        if not isinstance(self.deepResearch, bool):
+            raise ControlError("deepResearch must be a boolean")
+        if self.sources is not None and (not isinstance(self.sources, list)
+                                         or not all(isinstance(u, str) and u for u in self.sources)):
+            raise ControlError("sources must be a list of URLs or null")
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -126,6 +149,14 @@ class PageOptions:
                                    # #prompt-textarea → #composer-input in another container; Gemini's editor loses
                                    # role=textbox and leaves rich-textarea) and the UI speaks German (<html lang=de>,
                                    # aria-labels and screen-reader headings), a language neither table knows
+    shape: str = "2026"            # "2026": the markup of the real sites as captured in Jan-Feb 2026 (see the
+                                   # app.js headers); "2025": the spec's older markup, exactly as before
+    extensionButtons: bool = True  # 2026: another extension (QuillBot) added its buttons to every assistant turn's
+                                   # actions and to the composer. Ignored by the 2025 shape
+    model: str = "5.2"             # ChatGPT 2026: the header's current model ("Model selector, current model is
+                                   # 5.2") and each answer's data-message-model-slug ("gpt-5-2")
+    rerenderDelayMs: float = 0.0   # a hidden tab's stale answer text re-renders this long after the page became
+                                   # visible (0: in the next animation frame)
 
     @classmethod
     def from_json(cls, data: Any) -> PageOptions:
@@ -144,10 +175,14 @@ class PageOptions:
             raise ControlError("sendClick must be 'any', 'trusted' or 'none'")
         if opts.layout not in LAYOUTS:
             raise ControlError(f"layout must be one of {', '.join(LAYOUTS)}")
-        for name in ("login", "drift"):
+        if opts.shape not in SHAPES:
+            raise ControlError(f"shape must be one of {', '.join(SHAPES)}")
+        if not isinstance(opts.model, str) or not _MODEL.match(opts.model):
+            raise ControlError("model must be a short model name like '5.2' or '4o'")
+        for name in ("login", "drift", "extensionButtons"):
             if not isinstance(getattr(opts, name), bool):
                 raise ControlError(f"{name} must be a boolean")
-        for name in ("slowBootMs", "historyDelayMs", "slowLoadMs"):
+        for name in ("slowBootMs", "historyDelayMs", "slowLoadMs", "rerenderDelayMs"):
             value = getattr(opts, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
                 raise ControlError(f"{name} must be a number >= 0")
@@ -296,6 +331,21 @@ def answer_for(script: Script, question: str) -> str:
     return default_answer(question)
 
 
+_CITE = re.compile(r"\{\{cite:[^|}]*\|([^}]+)\}\}")
+
+
+def report_sources(text: str, listed: list | None = None) -> list[str]:
+    """A Deep Research report's source list: ``listed`` in order, then every URL cited in ``text`` (``{{cite:Label|
+    URL}}``) that is not listed yet, in order of first citation. A citation's footnote number is its URL's 1-based
+    place in this list."""
+    out = list(dict.fromkeys(listed or []))
+    for url in _CITE.findall(text):
+        url = url.strip()
+        if url not in out:
+            out.append(url)
+    return out
+
+
 def split_chunks(text: str, n: int) -> list[str]:
     """Split ``text`` into ``n`` (or fewer, if it is shorter) consecutive, nearly equal, non-empty pieces."""
     if not text:
@@ -363,6 +413,7 @@ class SiteState:
         self.sends = 0  # every POST to the conversation endpoint, well-formed or not (a probe must make none)
         self.pages: list[dict] = []
         self.conversations: dict[str, list[dict]] = {}
+        self.deleted: set[str] = set()  # conversation ids that no longer load ("conversation not available")
         self.inflight: dict[str, Generation] = {}
         self.boots: dict[str, float] = {}  # boot token -> delay ms
         self.history_delays: dict[str, float] = {}  # boot token -> conversation fetch delay ms
@@ -373,7 +424,7 @@ class SiteState:
     def control(self, body: Any) -> dict:
         if not isinstance(body, dict):
             raise ControlError("body must be a JSON object")
-        allowed = {"next", "count", "answers", "append", "page"}
+        allowed = {"next", "count", "answers", "append", "page", "delete"}
         unknown = set(body) - allowed
         if unknown:
             raise ControlError(f"unknown control fields: {sorted(unknown)}; known: {sorted(allowed)}")
@@ -392,6 +443,9 @@ class SiteState:
             raw = dict(body["page"]) if isinstance(body["page"], dict) else body["page"]
             page_count = _count(raw.pop("count", None)) if isinstance(raw, dict) else None
             page = (PageOptions.from_json(raw), page_count)
+        delete = body.get("delete", [])
+        if not isinstance(delete, list) or not all(isinstance(c, str) and c for c in delete):
+            raise ControlError("delete must be a list of conversation ids")
         # apply only after everything validated
         if "answers" in body or "next" in body:
             if body.get("append"):
@@ -400,6 +454,9 @@ class SiteState:
                 self.queue = items
         if page is not None:
             self.page, self.page_remaining = page
+        for cid in delete:   # deleted elsewhere (another tab, another device): its page no longer loads
+            self.conversations.pop(cid, None)
+            self.deleted.add(cid)
         return self.state()
 
     def state(self) -> dict:
@@ -408,6 +465,7 @@ class SiteState:
             "queue": [{"script": it.script.to_json(), "remaining": it.remaining} for it in self.queue],
             "page": {**self.page.to_json(), "count": self.page_remaining},
             "defaults": Script().to_json(),
+            "deleted": sorted(self.deleted),
         }
 
     def take_script(self) -> Script:
@@ -452,6 +510,8 @@ class SiteState:
         script = self.take_script()
         if not scripted and wants_thinking(question):
             script = dataclasses.replace(script, thinking=True)  # the site's own choice for an unscripted question
+        if conversation_id in self.deleted:
+            conversation_id = None   # a deleted conversation does not come back: the question starts a new one
         if conversation_id is None or conversation_id not in self.conversations:
             conversation_id = conversation_id or self.new_conversation_id()
             self.conversations.setdefault(conversation_id, [])
@@ -476,6 +536,7 @@ class SiteState:
             "thinkingSkipped": False,
             "streamEndAtMs": None,
             "completedAtMs": None,
+            "sources": report_sources(answer, script.sources) if script.deepResearch else None,
         }
         self.questions.append(entry)
         self.conversations[conversation_id].append({"role": "user", "text": question, "messageId": message_id})
@@ -490,7 +551,8 @@ class SiteState:
         if convo is None:
             return
         msg = {"role": "assistant", "text": text, "messageId": entry["messageId"],
-               "thinkingSeconds": entry["thinkingSeconds"], "inProgress": in_progress}
+               "thinkingSeconds": entry["thinkingSeconds"], "inProgress": in_progress,
+               "sources": entry["sources"]}
         for i, old in enumerate(convo):
             if old.get("messageId") == entry["messageId"] and old["role"] == "assistant":
                 convo[i] = msg

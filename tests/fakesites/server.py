@@ -195,7 +195,9 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
         lang = "de" if opts.drift else opts.lang
         return _page("chatgpt/index.html", lang=lang,
                      boot={"locale": lang, "composer": opts.editor, "b": token, "sendClick": opts.sendClick,
-                           "layout": opts.layout, "drift": opts.drift})
+                           "layout": opts.layout, "drift": opts.drift, "shape": opts.shape,
+                           "extensionButtons": opts.extensionButtons, "model": opts.model,
+                           "rerenderDelayMs": opts.rerenderDelayMs})
 
     @app.get("/")
     async def home() -> Response:
@@ -276,7 +278,8 @@ async def _chatgpt_stream(site: SiteState, gen: Generation) -> AsyncIterator[byt
                 yield b": keep-alive\n\n"
                 await gen.pause(1000)
             return
-        yield _sse({"type": "meta", "conversation_id": entry["conversationId"], "message_id": entry["messageId"]})
+        yield _sse({"type": "meta", "conversation_id": entry["conversationId"], "message_id": entry["messageId"],
+                    "render_lag_ms": script.renderLagMs})
         await gen.pause(script.firstTokenMs)
         if script.thinking and not gen.aborted.is_set():
             entry["status"] = "thinking"
@@ -327,8 +330,9 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
         if opts.login:
             return _page("gemini/login.html", lang=opts.lang, boot={"hl": opts.lang})
         lang = "de" if opts.drift else opts.lang
-        return _page("gemini/index.html", lang=lang, boot={"hl": lang, "b": token, "sendClick": opts.sendClick,
-                                                           "layout": opts.layout, "drift": opts.drift})
+        return _page("gemini/index.html", lang=lang, boot={
+            "hl": lang, "b": token, "sendClick": opts.sendClick, "layout": opts.layout, "drift": opts.drift,
+            "shape": opts.shape, "extensionButtons": opts.extensionButtons, "rerenderDelayMs": opts.rerenderDelayMs})
 
     @app.get("/")
     async def root() -> Response:
@@ -403,7 +407,8 @@ async def _gemini_stream(site: SiteState, gen: Generation) -> AsyncIterator[byte
                 await gen.pause(1000)
                 yield b"\n"
             return
-        yield _frame({"t": "meta", "conversation": entry["conversationId"], "rid": entry["messageId"]})
+        yield _frame({"t": "meta", "conversation": entry["conversationId"], "rid": entry["messageId"],
+                      "renderLagMs": script.renderLagMs, "sources": entry["sources"]})
         await gen.pause(script.firstTokenMs)
         if script.rateLimited and script.notice != "turn":
             # The limit outside any response: an alert in the thread, a toast, a banner. No answer comes.

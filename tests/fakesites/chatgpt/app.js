@@ -1,6 +1,9 @@
 // Fake chatgpt.com client. Bundled after common/markdown.js inside one IIFE by the server.
 //
-// DOM (what provider code sees):
+// Two shapes (BOOT.shape, PageOptions.shape). "2026" (default) is the markup captured from the real site in
+// Jan-Feb 2026; "2025" is the spec's older picture, unchanged.
+//
+// DOM, shape 2025:
 //   main#main > #thread > article[data-turn=user|assistant][data-testid=conversation-turn-N]
 //     user:      h5.sr-only "You said:" + div[data-message-author-role=user] > div.whitespace-pre-wrap
 //     assistant: h6.sr-only "ChatGPT said:" + div[data-message-author-role=assistant]
@@ -9,17 +12,41 @@
 //   form.composer: #prompt-textarea (ProseMirror contenteditable div, or a textarea) and one button
 //     #composer-submit-button: data-testid=send-button (disabled while the editor is empty) or, while an
 //     answer streams, data-testid=stop-button aria-label "Stop generating".
+// DOM, shape 2026 (wrappers as on the real page):
+//   header#page-header > button[data-testid=model-switcher-dropdown-button]
+//       [aria-label="Model selector, current model is 5.2"] "ChatGPT 5.2"
+//   main#main > #thread > article[data-turn][data-testid=conversation-turn-N]
+//     user:      h5.sr-only + div.text-base > div > div.grow > div[data-message-author-role=user][data-message-id]
+//                  > div > div.user-message-bubble-color > div.whitespace-pre-wrap
+//                + (beside div.grow) div.z-0 > div > button[data-testid=copy-turn-action-button] + button "Edit message"
+//     assistant: h6.sr-only + div.text-base > div > div.grow > div[data-message-author-role=assistant]
+//                  [data-message-id][data-message-model-slug=gpt-5-2] > [thinking status/toggle] + div > div.markdown.prose
+//                + (after completion, beside div.grow) div.z-0 > div > copy-turn-action-button,
+//                  [QuillBot "Humanize with QuillBot"], good-/bad-response-turn-action-button, "Share",
+//                  "Switch model", "More actions"
+//   form[data-type=unified-composer] > div.hidden > input[type=file]; the ProseMirror #prompt-textarea;
+//     button#composer-plus-btn[data-testid=composer-plus-btn] "Add files and more"; [QuillBot "Improve prompt with
+//     QuillBot"]; button "Dictate button"; then ONE of: button "Start Voice" (idle, empty editor: no send button
+//     at all), button#composer-submit-button[data-testid=send-button] "Send prompt" (idle, text in the editor),
+//     button#composer-submit-button[data-testid=stop-button] "Stop streaming" (answering)
+//   then, in main, the disclaimer "ChatGPT can make mistakes. Check important info. See Cookie Preferences."
+//   A conversation that cannot be loaded (deleted, unknown) keeps its URL, shows no turns and a toast
+//   div[data-testid=toast-root][role=status] "Unable to load conversation <id>"; the composer stays usable.
 // Answers stream from POST /backend-api/conversation (SSE). While the document is hidden, answer text is not
 // rendered (elements with data-start/data-end stay empty; text already shown is stripped when the page is hidden)
-// and comes back in the first animation frame after the page becomes visible (frames do not run while hidden).
-// Limits show as an error-styled turn, an alert box in the thread, a toast or a banner; a broken stream as an
-// error block with a Retry button. BOOT.layout moves the answer text (to pin extraction anchors), BOOT.sendClick
-// makes the send button ignore untrusted (script) clicks or all clicks.
+// and comes back in the first animation frame after the page becomes visible (frames do not run while hidden), or
+// BOOT.rerenderDelayMs later. A script's renderLagMs holds the text back until that long after the stop button
+// went (the turn actions come first). Limits show as an error-styled turn, an alert box in the thread, a toast or
+// a banner; a broken stream as an error block with a Retry button. BOOT.layout moves the answer text (to pin
+// extraction anchors), BOOT.sendClick makes the send button ignore untrusted (script) clicks or all clicks.
 
 const BOOT = JSON.parse(document.getElementById('client-bootstrap').textContent);
 const LANG = ['ja', 'de'].includes(BOOT.locale) ? BOOT.locale : 'en';
 // BOOT.drift: the markup changed under us (PageOptions.drift): renamed test ids, a moved input, German labels.
 const DRIFT = !!BOOT.drift;
+const NEW = BOOT.shape !== '2025';                  // the 2026 markup
+const EXT = NEW && BOOT.extensionButtons !== false; // another extension's (QuillBot's) buttons
+const MODEL = BOOT.model || '5.2';
 const T = {
   en: {
     send: 'Send prompt', stop: 'Stop generating', skip: 'Skip thinking', thinking: 'Thinking',
@@ -27,6 +54,10 @@ const T = {
     gpt: 'ChatGPT said:', copy: 'Copy', copyCode: 'Copy code', good: 'Good response', bad: 'Bad response',
     loadError: 'Unable to load conversation', netError: 'Something went wrong while generating the response.',
     newChat: 'New chat', thoughts: 'Reasoned about the question step by step.', retry: 'Retry',
+    stopStreaming: 'Stop streaming', share: 'Share', switchModel: 'Switch model', moreActions: 'More actions',
+    edit: 'Edit message', addFiles: 'Add files and more', dictate: 'Dictate button', voice: 'Start Voice',
+    modelSelector: (m) => `Model selector, current model is ${m}`, unableToLoad: (id) => `Unable to load conversation ${id}`,
+    disclaimer: 'ChatGPT can make mistakes. Check important info. See ', cookies: 'Cookie Preferences',
   },
   ja: {
     send: 'プロンプトを送信する', stop: '生成を停止', skip: '今すぐ回答', thinking: '思考中',
@@ -34,6 +65,11 @@ const T = {
     gpt: 'ChatGPT:', copy: 'コピーする', copyCode: 'コードをコピーする', good: '良い回答', bad: '悪い回答',
     loadError: '会話を読み込めません', netError: '回答の生成中に問題が発生しました。',
     newChat: '新しいチャット', thoughts: '質問について段階的に考えました。', retry: '再試行',
+    stopStreaming: 'ストリーミングの停止', share: '共有する', switchModel: 'モデルを切り替える',
+    moreActions: 'その他のアクション', edit: 'メッセージを編集する', addFiles: 'ファイルの追加など',
+    dictate: 'ディクテーションボタン', voice: '音声モードを開始する',
+    modelSelector: (m) => `モデル セレクター、現在のモデルは ${m} です`, unableToLoad: () => '会話を読み込めません',
+    disclaimer: 'ChatGPT の回答は必ずしも正しいとは限りません。重要な情報は確認するようにしてください。', cookies: '',
   },
   de: {
     send: 'Prompt senden', stop: 'Generierung anhalten', skip: 'Nachdenken überspringen', thinking: 'Denkt nach',
@@ -42,6 +78,12 @@ const T = {
     bad: 'Schlechte Antwort', loadError: 'Unterhaltung kann nicht geladen werden',
     netError: 'Beim Generieren der Antwort ist etwas schiefgelaufen.', newChat: 'Neuer Chat',
     thoughts: 'Schritt für Schritt über die Frage nachgedacht.', retry: 'Wiederholen',
+    stopStreaming: 'Streaming anhalten', share: 'Teilen', switchModel: 'Modell wechseln',
+    moreActions: 'Weitere Aktionen', edit: 'Nachricht bearbeiten', addFiles: 'Dateien hinzufügen und mehr',
+    dictate: 'Diktieren', voice: 'Sprachmodus starten',
+    modelSelector: (m) => `Modellauswahl, aktuelles Modell ist ${m}`,
+    unableToLoad: (id) => `Unterhaltung ${id} kann nicht geladen werden`,
+    disclaimer: 'ChatGPT kann Fehler machen. Überprüfe wichtige Informationen. Siehe ', cookies: 'Cookie-Voreinstellungen',
   },
 }[LANG];
 
@@ -78,12 +120,34 @@ let thread, editor, sendSlot;
 // ---------------------------------------------------------------------------------------------------------------
 // Turns
 
+const actionButton = (label, testid, extra) => h('button', {
+  class: 'text-token-text-secondary hover:bg-token-bg-secondary rounded-lg', 'aria-label': label,
+  'data-testid': testid, 'data-state': 'closed', type: 'button', ...extra,
+}, h('span', { class: 'flex items-center justify-center touch:w-10 h-8 w-8', html: ICON_DOT }));
+
 function addUserTurn(text) {
   const n = ++state.turnIndex;
-  const art = h('article', { 'data-turn': 'user', 'data-testid': `conversation-turn-${n}`, class: 'w-full' },
-    h('h5', { class: 'sr-only' }, T.you),
-    h('div', { 'data-message-author-role': 'user', 'data-message-id': crypto.randomUUID(), dir: 'auto' },
-      h('div', { class: 'whitespace-pre-wrap' }, text)));
+  if (!NEW) {
+    const art = h('article', { 'data-turn': 'user', 'data-testid': `conversation-turn-${n}`, class: 'w-full' },
+      h('h5', { class: 'sr-only' }, T.you),
+      h('div', { 'data-message-author-role': 'user', 'data-message-id': crypto.randomUUID(), dir: 'auto' },
+        h('div', { class: 'whitespace-pre-wrap' }, text)));
+    thread.append(art);
+    return art;
+  }
+  const art = h('article', {
+    'data-turn': 'user', 'data-testid': `conversation-turn-${n}`, class: 'text-token-text-primary w-full',
+  }, h('h5', { class: 'sr-only' }, T.you),
+  h('div', { class: 'text-base my-auto mx-auto pt-3' }, h('div', { class: 'thread-content' },
+    h('div', { class: 'flex max-w-full flex-col grow' },
+      h('div', {
+        'data-message-author-role': 'user', 'data-message-id': crypto.randomUUID(), dir: 'auto',
+        class: 'min-h-8 text-message relative flex w-full flex-col items-end',
+      }, h('div', { class: 'flex w-full flex-col gap-1 empty:hidden items-end' },
+        h('div', { class: 'user-message-bubble-color relative rounded-[18px] px-4 py-1.5' },
+          h('div', { class: 'whitespace-pre-wrap' }, text))))),
+    h('div', { class: 'z-0 flex justify-end' }, h('div', { class: 'flex flex-wrap items-center' },
+      actionButton(T.copy, 'copy-turn-action-button'), actionButton(T.edit, null))))));
   thread.append(art);
   return art;
 }
@@ -170,13 +234,25 @@ class AssistantTurn {
       ? 'markdown prose dark:prose-invert wrap-break-word w-full light markdown-new-styling' : 'w-full';
     this.markdown = h('div', { class: cls });
     if (error) this.markdown.classList.add('text-token-text-error');
+    const inTurn = LAYOUT === 'detached' && !error ? null : this.markdown;
+    // 2026: the markdown sits in a wrapper of the message; thinking status / toggle go before that wrapper
+    this.content = NEW ? h('div', { class: 'flex w-full flex-col gap-1 empty:hidden first:pt-[1px]' }, inTurn) : inTurn;
     this.message = h('div', {
       'data-message-author-role': 'assistant', 'data-message-id': messageId,
-      'data-message-model-slug': 'gpt-5', dir: 'auto', class: 'min-h-8 text-message',
-    }, LAYOUT === 'detached' && !error ? null : this.markdown);
-    this.article = h('article', {
-      'data-turn': 'assistant', 'data-testid': `conversation-turn-${++state.turnIndex}`, class: 'w-full',
-    }, h('h6', { class: 'sr-only' }, T.gpt), this.message);
+      'data-message-model-slug': NEW ? 'gpt-' + MODEL.replace(/\./g, '-') : 'gpt-5', dir: 'auto',
+      class: NEW ? 'min-h-8 text-message relative flex w-full flex-col items-end' : 'min-h-8 text-message',
+    }, this.content);
+    if (NEW) {
+      this.column = h('div', { class: 'thread-content' }, h('div', { class: 'flex max-w-full flex-col grow' }, this.message));
+      this.article = h('article', {
+        'data-turn': 'assistant', 'data-testid': `conversation-turn-${++state.turnIndex}`,
+        class: 'text-token-text-primary w-full',
+      }, h('h6', { class: 'sr-only' }, T.gpt), h('div', { class: 'text-base my-auto mx-auto' }, this.column));
+    } else {
+      this.article = h('article', {
+        'data-turn': 'assistant', 'data-testid': `conversation-turn-${++state.turnIndex}`, class: 'w-full',
+      }, h('h6', { class: 'sr-only' }, T.gpt), this.message);
+    }
     thread.append(this.article);
     if (LAYOUT === 'detached' && !error) thread.append(this.markdown);
     state.assistantTurns.push(this);
@@ -190,12 +266,16 @@ class AssistantTurn {
     // React does not commit text for a background tab: the block elements exist, their text does not.
     const hidden = document.visibilityState === 'hidden';
     this.stale = hidden;
-    let html = renderMarkdown(this.text, { hooks: CHATGPT_MARKUP, blank: hidden });
+    // renderLagMs: the text is held back (the turn stays empty) until release()
+    let html = renderMarkdown(this.held ? '' : this.text, { hooks: CHATGPT_MARKUP, blank: hidden });
     if (LAYOUT === 'divs') html = html.replace(/<(\/?)p(?=[\s>])/g, '<$1div');
     this.markdown.innerHTML = html;
   }
 
+  release() { if (this.held) { this.held = false; this.render(); } }
+
   fail(text) {
+    this.release();
     this.article.append(h('div', { class: 'text-token-text-error border-token-border-error error-block' },
       h('div', {}, text),
       h('button', { class: 'btn btn-secondary', type: 'button', onclick: () => {} }, T.retry)));
@@ -205,7 +285,7 @@ class AssistantTurn {
     this.status = h('div', { class: 'thinking-status', 'aria-live': 'polite' },
       h('span', { class: 'loading-shimmer' }, T.thinking),
       h('button', { class: 'btn btn-secondary skip-thinking', type: 'button', onclick: () => this.skip() }, T.skip));
-    this.message.insertBefore(this.status, this.markdown.parentNode === this.message ? this.markdown : null);
+    this.message.insertBefore(this.status, this.content && this.content.parentNode === this.message ? this.content : null);
   }
 
   skip() {
@@ -226,13 +306,25 @@ class AssistantTurn {
         details.hidden = open;
       },
     }, h('span', {}, T.thinkingTime(seconds)));
-    const before = this.markdown.parentNode === this.message ? this.markdown : null;
+    const before = this.content && this.content.parentNode === this.message ? this.content : null;
     this.message.insertBefore(btn, before);
     this.message.insertBefore(details, before);
   }
 
   finish() {
     if (this.actions) return;
+    if (NEW) {
+      this.actions = h('div', { class: 'z-0 flex min-h-[46px] justify-start' }, h('div', { class: 'flex flex-wrap items-center' },
+        actionButton(T.copy, 'copy-turn-action-button'),
+        EXT ? h('div', {}, actionButton('Humanize with QuillBot', 'quillbot-humanize-button', { 'data-test-id': '' })) : null,
+        actionButton(T.good, 'good-response-turn-action-button'),
+        actionButton(T.bad, 'bad-response-turn-action-button'),
+        actionButton(T.share, null),
+        h('span', { 'data-state': 'closed' }, actionButton(T.switchModel, null, { 'aria-haspopup': 'menu', 'aria-expanded': 'false' })),
+        actionButton(T.moreActions, null, { 'aria-haspopup': 'menu', 'aria-expanded': 'false' })));
+      this.column.append(this.actions);
+      return;
+    }
     this.actions = h('div', { class: 'turn-actions' },
       h('button', { class: 'icon-btn', 'aria-label': T.copy, 'data-testid': 'copy-turn-action-button', html: ICON_DOT }),
       h('button', { class: 'icon-btn', 'aria-label': T.good, 'data-testid': 'good-response-turn-action-button', html: ICON_DOT }),
@@ -246,9 +338,9 @@ document.addEventListener('visibilitychange', () => {
     for (const t of state.assistantTurns) t.render();  // hidden: the text nodes go
     return;
   }
-  requestAnimationFrame(() => {
-    for (const t of state.assistantTurns) if (t.stale) t.render();
-  });
+  const rerender = () => { for (const t of state.assistantTurns) if (t.stale) t.render(); };
+  if (BOOT.rerenderDelayMs > 0) setTimeout(rerender, BOOT.rerenderDelayMs);  // a slower page catches up later
+  else requestAnimationFrame(rerender);
 });
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -276,17 +368,25 @@ function renderButton() {
   if (state.streaming) {
     btn = h('button', {
       id: 'composer-submit-button', type: 'button', 'data-testid': DRIFT ? 'composer-stop-button' : 'stop-button',
-      'aria-label': T.stop,
+      'aria-label': NEW ? T.stopStreaming : T.stop,
       class: 'composer-submit-btn', html: ICON_STOP, onclick: onStop,
+    });
+  } else if (NEW && !editorText().trim()) {
+    // 2026: nothing to send, so no send button at all: the voice button stands in its place
+    btn = h('button', {
+      type: 'button', 'aria-label': T.voice, class: 'composer-submit-button-color text-submit-btn-text flex h-9 w-9',
+      html: ICON_DOT,
     });
   } else {
     btn = h('button', {
       id: 'composer-submit-button', type: 'button', 'data-testid': DRIFT ? 'send-prompt-button' : 'send-button',
       'aria-label': T.send,
-      class: 'composer-submit-btn', html: ICON_SEND, disabled: !editorText().trim(), onclick: onSendClick,
+      class: NEW ? 'composer-submit-btn composer-submit-button-color' : 'composer-submit-btn', html: ICON_SEND,
+      disabled: !editorText().trim(), onclick: onSendClick,
     });
   }
   sendSlot.replaceChildren(btn);
+  state.shownEmpty = !editorText().trim();
 }
 
 function onSendClick(ev) {
@@ -298,8 +398,13 @@ function onSendClick(ev) {
 function onEditorChange() {
   updatePlaceholder();
   if (!state.streaming) {
+    const empty = !editorText().trim();
+    if (NEW) {
+      if (empty !== state.shownEmpty) renderButton();  // voice button <-> send button
+      return;
+    }
     const btn = sendSlot.firstChild;
-    if (btn) btn.disabled = !editorText().trim();
+    if (btn) btn.disabled = empty;
   }
 }
 
@@ -328,11 +433,35 @@ function buildComposer() {
     }
   });
   sendSlot = h('div', { class: 'composer-actions' });
+  if (NEW) return buildComposer2026();
   const form = h('form', {
     class: 'composer w-full', 'data-type': 'unified-composer',
     onsubmit: (ev) => { ev.preventDefault(); if (!state.streaming) send(); },
   }, DRIFT ? h('div', { id: 'composer-background', class: 'composer-bg' }, h('div', { class: 'input-wrap' }, editor))
     : h('div', { class: 'composer-editor' }, editor), sendSlot);
+  renderButton();
+  return form;
+}
+
+function buildComposer2026() {
+  const composerButton = (label, extra) => h('button', { type: 'button', class: 'composer-btn', 'aria-label': label, ...extra, html: ICON_DOT });
+  const surface = h('div', { class: 'composer-surface bg-token-bg-primary', 'data-composer-surface': 'true' },
+    h('div', { class: 'composer-primary flex min-h-14 items-center' },
+      DRIFT ? h('div', { id: 'composer-background', class: 'composer-bg' }, h('div', { class: 'input-wrap' }, editor))
+        : h('div', { class: 'prosemirror-parent text-token-text-primary flex-1' }, editor)),
+    h('div', { class: 'composer-leading' }, h('span', { class: 'flex', 'data-state': 'closed' },
+      composerButton(T.addFiles, { 'data-testid': 'composer-plus-btn', id: 'composer-plus-btn', 'aria-haspopup': 'menu', 'aria-expanded': 'false' }))),
+    h('div', { class: 'composer-trailing flex items-center gap-2' }, h('div', { class: 'ms-auto flex items-center gap-1.5' },
+      EXT ? h('span', { 'data-state': 'closed' }, composerButton('Improve prompt with QuillBot')) : null,
+      h('span', { 'data-state': 'closed' }, composerButton(T.dictate)),
+      sendSlot)));
+  const form = h('form', {
+    class: 'composer group/composer w-full', 'data-type': 'unified-composer',
+    onsubmit: (ev) => { ev.preventDefault(); if (!state.streaming) send(); },
+  }, h('div', { class: 'hidden' }, h('input', { type: 'file', multiple: true, tabindex: '-1' })),
+  h('div', {}, surface),
+  h('input', { class: 'sr-only select-none', id: 'upload-photos', type: 'file', accept: 'image/*', multiple: true, tabindex: '-1' }),
+  h('input', { class: 'sr-only select-none', id: 'upload-camera', type: 'file', accept: 'image/*', capture: 'environment', tabindex: '-1' }));
   renderButton();
   return form;
 }
@@ -417,7 +546,14 @@ async function send() {
   const finish = (t) => {
     finished = true;
     setStreaming(false);
-    if (t) { t.finish(); reportComplete(t.messageId); }
+    if (!t) return;
+    t.finish();
+    if (t.held) {
+      // renderLagMs: stop button gone and actions shown, the text only comes later; the page is done then
+      setTimeout(() => { t.release(); reportComplete(t.messageId); }, t.lagMs);
+    } else {
+      reportComplete(t.messageId);
+    }
   };
   try {
     const response = await fetch('/backend-api/conversation', {
@@ -443,6 +579,7 @@ async function send() {
             history.pushState({}, '', '/c/' + ev.conversation_id);
           }
           turn = new AssistantTurn(ev.message_id);
+          if (ev.render_lag_ms > 0) { turn.held = true; turn.lagMs = ev.render_lag_ms; }
           turn.render();
           break;
         case 'thinking_start': turn.startThinking(); break;
@@ -463,7 +600,7 @@ async function send() {
     if (finished) return;
     if (err && err.name === 'AbortError') {
       setStreaming(false);   // stopped by the user: keep the partial answer
-      if (turn) turn.finish();
+      if (turn) { turn.release(); turn.finish(); }
     } else {
       setStreaming(false);
       showError(T.netError);
@@ -477,7 +614,13 @@ async function send() {
 async function loadConversation(id) {
   const r = await fetch('/backend-api/conversation/' + encodeURIComponent(id) + '?b=' + encodeURIComponent(BOOT.b || ''));
   if (!r.ok) {
-    state.conversationId = null;
+    state.conversationId = null;   // a question from here starts a new conversation
+    if (NEW) {
+      // 2026: the URL stays, no turn ever comes, a toast says so; the composer stays usable
+      document.body.append(h('div', { 'data-testid': 'toast-root', class: 'toast-root', role: 'status', 'aria-live': 'polite' },
+        h('div', { class: 'toast' }, T.unableToLoad(id))));
+      return null;
+    }
     history.replaceState({}, '', '/');
     return h('div', { class: 'error-toast', role: 'alert' }, T.loadError);
   }
@@ -504,11 +647,23 @@ async function boot() {
   await fetch('/backend-api/me?b=' + encodeURIComponent(BOOT.b || '')).then((r) => r.json());
   const root = document.getElementById('__next');
   thread = h('div', { id: 'thread', class: 'flex flex-col text-sm' });
-  const header = h('header', { class: 'page-header' }, h('span', { class: 'brand' }, 'ChatGPT'),
-    h('a', { href: '/', 'data-testid': 'create-new-chat-button', class: 'btn' }, T.newChat));
+  const header = NEW
+    ? h('header', { id: 'page-header', class: 'page-header draggable sticky top-0' },
+      h('button', {
+        type: 'button', 'data-testid': 'model-switcher-dropdown-button', 'aria-label': T.modelSelector(MODEL),
+        'aria-haspopup': 'menu', 'aria-expanded': 'false', 'data-state': 'closed', class: 'group flex items-center gap-1 brand',
+      }, h('div', {}, 'ChatGPT ', h('span', { class: 'text-token-text-tertiary' }, MODEL))),
+      h('a', { href: '/', 'data-testid': 'create-new-chat-button', class: 'btn' }, T.newChat))
+    : h('header', { class: 'page-header' }, h('span', { class: 'brand' }, 'ChatGPT'),
+      h('a', { href: '/', 'data-testid': 'create-new-chat-button', class: 'btn' }, T.newChat));
   const main = h('main', { id: 'main', class: 'transition-width' }, thread);
   root.replaceChildren(header, main);
   main.append(buildComposer());
+  if (NEW) {
+    main.append(h('div', { class: 'composer-disclaimer text-token-text-secondary relative w-full text-center text-xs' },
+      h('div', {}, T.disclaimer, T.cookies ? h('a', { href: '#', class: 'text-token-text-primary underline' }, T.cookies) : null,
+        T.cookies ? '.' : '')));
+  }
   editor.focus();
   // Like the real SPA, the composer is usable before an existing conversation's turns arrive: code that
   // counts turns right after the input appears sees too few (seed 3.1 steps 2-5 wait for this).

@@ -1,6 +1,10 @@
 // Fake gemini.google.com client. Bundled after common/markdown.js inside one IIFE by the server.
 //
-// Everything lives in open shadow roots of custom elements, so plain document.querySelector finds none of it:
+// Two shapes (BOOT.shape, PageOptions.shape): "2026" (default) is the markup captured from the real site in
+// Jan-Feb 2026, "2025" the spec's older picture, unchanged.
+//
+// Shape 2025: everything lives in open shadow roots of custom elements, so plain document.querySelector finds
+// none of it:
 //   <chat-app> #shadow
 //     header, main.chat-container
 //       <chat-history> #shadow  div#chat-history > div.conversation-container*
@@ -13,17 +17,44 @@
 //           idle:      button.mic-button (img[alt=mic]) + button.send-button (mat-icon[data-mat-icon-name=send],
 //                      disabled while the editor is empty)
 //           answering: button.send-button.stop (mat-icon[data-mat-icon-name=stop], aria-label "Stop response")
+// Shape 2026: all in the light DOM (only <code-block> keeps its shadow header); icons are empty
+// mat-icon[fonticon][data-mat-icon-name] inside buttons with localized aria-labels:
+//   chat-app > div.chat-app > main > chat-window > div > chat-window-content > div#chat-history >
+//     infinite-scroller > div.conversation-container*
+//       user-query > span.user-query-container > user-query-content > div.user-query-container > div.query-content
+//         > (div > button "Copy prompt") + span.user-query-bubble-with-background > span > div.query-text[role=heading]
+//         > span.cdk-visually-hidden "You said" + p.query-text-line*
+//       model-response > div > response-container > div.response-container >
+//         div.response-container-header (tts-control "Listen" volume_up, after completion)
+//         div.presented-response-container > div.avatar-gutter > bard-avatar (inline svg)
+//                                          + div.response-container-content > div.response-content >
+//                                            div.thoughts-container (model-thoughts) + h2.cdk-visually-hidden
+//                                            "Gemini said" + structured-content-container.model-response-text >
+//                                            div > message-content > div.markdown.markdown-main-panel[aria-live]
+//         div.response-container-footer > message-actions (after completion): thumb-up-button, thumb-down-button,
+//           regenerate-button (refresh), copy-button (content_copy), [QuillBot], more_vert
+//   input-container > fieldset > input-area-v2 > div.input-area > ... rich-textarea > div.ql-editor[role=textbox]
+//     [aria-label="Enter a prompt for Gemini"]; uploader (add_2 "Open upload file menu", hidden input[type=file]);
+//     bard-mode-switcher > button[data-test-id=bard-mode-menu-button] "Fast"; speech-dictation-mic-button (mic,
+//     visible even while answering); div.send-button-container > button.send[aria-disabled=true|false] (send;
+//     never the disabled attribute; a click while aria-disabled does nothing) or, answering, button "Stop
+//     response" (stop); then hallucination-disclaimer > div.capabilities-disclaimer > p[data-test-id=disclaimer]
+//   A conversation that cannot be loaded keeps its URL, shows no turns and a mat-snack-bar-container
+//   "Couldn't load this conversation."; the input stays usable.
 // Answers stream from POST .../StreamGenerate: ")]}'" then one JSON object per line, each text frame carrying
 // the whole answer so far. While the document is hidden no answer text is rendered (text already shown is
-// stripped) until the first animation frame after it is visible again. Thinking shows <model-thoughts> with a
-// "Thinking" label, then a collapsed "Show thinking" button. Limits outside a response show as an alert, a
-// snack-bar toast or a banner; a broken stream as an alert with a Retry button. BOOT.layout and BOOT.sendClick as
-// on the ChatGPT fake.
+// stripped) until the first animation frame after it is visible again (or BOOT.rerenderDelayMs later). A script's
+// renderLagMs holds the text back until that long after the stop button went (the feedback buttons come first).
+// Thinking shows <model-thoughts> with a "Thinking" label, then a collapsed "Show thinking" button. Limits outside
+// a response show as an alert, a snack-bar toast or a banner; a broken stream as an alert with a Retry button.
+// Deep Research (meta frame with `sources`): see ReportPanel. BOOT.layout and BOOT.sendClick as on the ChatGPT fake.
 
 const BOOT = JSON.parse(document.getElementById('boot-data').textContent);
 const LANG = ['ja', 'de'].includes(BOOT.hl) ? BOOT.hl : 'en';
 // BOOT.drift: the markup changed under us (PageOptions.drift): renamed icons, a moved input, German labels.
 const DRIFT = !!BOOT.drift;
+const NEW = BOOT.shape !== '2025';                  // the 2026 markup
+const EXT = NEW && BOOT.extensionButtons !== false; // another extension's (QuillBot's) buttons
 const T = {
   en: {
     send: 'Send message', stop: 'Stop response', mic: 'Use microphone', good: 'Good response',
@@ -161,13 +192,15 @@ const GEMINI_MARKUP = {
   mathBlock: (tex, where, path, ctx) => `<div class="math-block" data-math="${ctx.escapeHtml(tex)}"><span class="katex-display">`
     + `${ctx.blank ? '' : ctx.katexHtml(tex, { display: true, mathml: false })}</span></div>`,
   cite: (label, url, ctx) => {
-    const n = ++GEMINI_MARKUP.citations;
+    // a Deep Research report numbers a citation by its source's place in the panel's list
+    const n = GEMINI_MARKUP.sourceIndex ? GEMINI_MARKUP.sourceIndex(url) : ++GEMINI_MARKUP.citations;
     return `<source-footnote ng-version="0.0.0-PLACEHOLDER"><sup class="superscript" data-turn-source-index="${n}"></sup></source-footnote>`
       + '<sources-carousel-inline ng-version="0.0.0-PLACEHOLDER"><source-inline-chips class="ng-star-inserted"><source-inline-chip class="ng-star-inserted">'
       + `<button aria-label="View source details for citation from ${ctx.escapeHtml(label)}.">${ctx.escapeHtml(label)}</button>`
       + '</source-inline-chip></source-inline-chips></sources-carousel-inline>';
   },
   citations: 0,
+  sourceIndex: null,
   codeBlock(lang, code, where, path, ctx) {
     const header = lang ? ctx.languageLabel(lang) : 'Code snippet';
     return `<response-element class="no-md" ng-version="0.0.0-PLACEHOLDER"><!----><code-block class="${ng} enable-luminous-code-block ng-star-inserted" data-header="${ctx.escapeHtml(header)}">`
@@ -205,14 +238,24 @@ class ModelResponse extends ShadowElement {
     state.responses.push(this);
   }
 
-  setText(text) { this.text = text; this.render(); }
+  setText(text) {
+    if (this.report) { this.report.setText(text); return; }  // Deep Research: the text is the panel's report
+    this.text = text;
+    this.render();
+  }
+
+  release() {
+    if (!this.held) return;
+    this.held = false;
+    if (this.report) { this.report.held = false; this.report.render(); } else this.render();
+  }
 
   render() {
     // Like the real app, no answer text is committed while the document is hidden.
     const hidden = document.visibilityState === 'hidden';
     this.stale = hidden;
     GEMINI_MARKUP.citations = 0;
-    const html = renderMarkdown(this.text, { hooks: GEMINI_MARKUP, blank: hidden });
+    const html = renderMarkdown(this.held && !this.report ? '' : this.text, { hooks: GEMINI_MARKUP, blank: hidden });
     if (LAYOUT === 'detached') {
       if (!this.live) {
         // The text outside the response element: an aria-live region of the chat history.
@@ -244,6 +287,7 @@ class ModelResponse extends ShadowElement {
   complete() {
     if (this.footer) return;
     this.markdown.setAttribute('aria-busy', 'false');
+    if (this.report) this.report.complete();
     const feedback = LAYOUT === 'nofeedback' ? [] : [
       h('button', { class: 'feedback-button', 'aria-label': T.good, 'aria-pressed': 'false' }, icon('thumb_up')),
       h('button', { class: 'feedback-button', 'aria-label': T.bad, 'aria-pressed': 'false' }, icon('thumb_down'))];
@@ -258,7 +302,9 @@ document.addEventListener('visibilitychange', () => {
     for (const r of state.responses) r.render();  // hidden: the text nodes go
     return;
   }
-  requestAnimationFrame(() => { for (const r of state.responses) if (r.stale) r.render(); });
+  const rerender = () => { for (const r of state.responses) if (r.stale) r.render(); };
+  if (BOOT.rerenderDelayMs > 0) setTimeout(rerender, BOOT.rerenderDelayMs);  // a slower page catches up later
+  else requestAnimationFrame(rerender);
 });
 
 class ChatHistory extends ShadowElement {
@@ -376,6 +422,379 @@ class ChatApp extends ShadowElement {
   }
 }
 
+
+// ---------------------------------------------------------------------------------------------------------------
+// Shape 2026: everything in the light DOM, as captured from the real site in Jan-Feb 2026. Plain elements plus
+// controller objects with the same methods as the 2025 custom elements (the send/load code drives either).
+// Icons are empty <mat-icon fonticon=… data-mat-icon-name=…> (the glyph comes from the icon font, i.e. CSS).
+
+const T26 = {
+  en: {
+    listen: 'Listen', good: 'Good response', bad: 'Bad response', redo: 'Redo', copy: 'Copy', more: 'Show more options',
+    copyPrompt: 'Copy prompt', upload: 'Open upload file menu', modePicker: 'Open mode picker', fast: 'Fast',
+    mic: 'Microphone', send: 'Send message', stop: 'Stop response', prompt: 'Enter a prompt for Gemini',
+    disclaimer: 'Gemini can make mistakes, so double-check it', conversation: 'Conversation with Gemini',
+    drNote: "I've completed your research. Here is the report.", drTitle: 'Research report',
+    drSources: 'Sources used in the report', closePanel: 'Close panel',
+  },
+  ja: {
+    listen: '読み上げる', good: '良い回答', bad: '悪い回答', redo: 'やり直す', copy: 'コピー', more: '他のオプションを表示',
+    copyPrompt: 'プロンプトをコピー', upload: '[ファイルをアップロード] メニューを開く', modePicker: 'モード選択ツールを開く',
+    fast: '高速モード', mic: 'マイク', send: 'プロンプトを送信', stop: '回答を停止', prompt: 'Gemini へのプロンプトを入力',
+    disclaimer: 'Gemini は AI であり、間違えることがあります。', conversation: 'Gemini との会話',
+    drNote: 'リサーチが完了しました。レポートはこちらです。', drTitle: 'リサーチ レポート',
+    drSources: 'レポートに使用されているソース', closePanel: 'パネルを閉じる',
+  },
+  de: {
+    listen: 'Vorlesen', good: 'Gute Antwort', bad: 'Schlechte Antwort', redo: 'Neu generieren', copy: 'Kopieren',
+    more: 'Weitere Optionen anzeigen', copyPrompt: 'Prompt kopieren', upload: 'Menü zum Hochladen von Dateien öffnen',
+    modePicker: 'Modusauswahl öffnen', fast: 'Schnell', mic: 'Mikrofon', send: 'Nachricht senden',
+    stop: 'Antwort anhalten', prompt: 'Prompt für Gemini eingeben',
+    disclaimer: 'Gemini kann Fehler machen. Überprüfe die Antworten.', conversation: 'Unterhaltung mit Gemini',
+    drNote: 'Deine Recherche ist fertig. Hier ist der Bericht.', drTitle: 'Recherchebericht',
+    drSources: 'Im Bericht verwendete Quellen', closePanel: 'Bereich schließen',
+  },
+}[LANG];
+
+const fontIcon = (name, cls) => h('mat-icon', {
+  role: 'img', fonticon: name, 'data-mat-icon-name': name, 'aria-hidden': 'true',
+  class: `mat-icon notranslate ${cls || 'gds-icon-m'} google-symbols mat-ligature-font mat-icon-no-color`,
+});
+const matButton = (label, iconName, attrs) => h('button', {
+  class: 'mdc-icon-button mat-mdc-icon-button mat-mdc-button-base', 'aria-label': label, ...attrs,
+}, h('span', { class: 'mat-mdc-button-persistent-ripple mdc-icon-button__ripple' }), fontIcon(iconName),
+h('span', { class: 'mat-focus-indicator' }), h('span', { class: 'mat-mdc-button-touch-target' }));
+const quillBot = () => h('div', {}, h('button', {
+  'aria-label': 'Humanize with QuillBot', 'data-test-id': '', 'data-testid': 'quillbot-humanize-button', type: 'button',
+  class: 'mdc-button mat-mdc-button-base', 'aria-haspopup': 'menu', 'aria-expanded': 'false',
+  html: '<svg width="20" height="20" viewBox="0 0 20 20"><path d="M4 4h12v12H4z" fill="#499557"/></svg>',
+}));
+// bard-avatar holds an inline lottie animation (an svg of paths), not an <img>
+const AVATAR_SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32" width="32" height="32" preserveAspectRatio="xMidYMid meet">'
+  + '<defs><linearGradient id="__lottie_element_1"><stop offset="0" stop-color="#4285f4"/><stop offset="1" stop-color="#9b72cb"/></linearGradient></defs>'
+  + '<g><path fill="url(#__lottie_element_1)" d="M16 2C16 10 22 16 30 16C22 16 16 22 16 30C16 22 10 16 2 16C10 16 16 10 16 2Z"/></g></svg>';
+
+class Response2026 {
+  constructor() {
+    this.text = '';
+    this.stale = false;
+    this.markdown = h('div', {
+      class: 'markdown markdown-main-panel stronger enable-updated-hr-color',
+      'aria-live': LAYOUT === 'detached' ? null : 'polite', 'aria-busy': 'true', dir: 'ltr',
+    });
+    this.content = h('message-content', { class: 'ng-star-inserted' }, this.markdown);
+    this.thoughtsBox = h('div', { class: 'thoughts-container' });
+    this.responseContent = h('div', { class: 'response-content' }, this.thoughtsBox,
+      h('h2', { class: 'cdk-visually-hidden ng-star-inserted' }, T.geminiSaid),
+      h('structured-content-container', { class: 'model-response-text processing-state-visible ng-star-inserted' },
+        h('div', { class: 'container' }, this.content)));
+    this.headerControls = h('div', { class: 'response-container-header-controls' });
+    this.container = h('div', { class: 'response-container response-container-with-gpi' },
+      h('div', { class: 'response-container-header' }, this.headerControls,
+        h('div', { class: 'response-container-header-status' })),
+      h('div', { class: 'presented-response-container' },
+        h('div', { class: 'avatar-gutter ng-star-inserted' }, h('bard-avatar', { class: 'avatar-component' },
+          h('div', { class: 'bard-avatar' }, h('div', { class: 'avatar-container' },
+            h('div', { class: 'avatar avatar_primary', html: AVATAR_SVG }))))),
+        h('div', { class: 'response-container-content' }, this.responseContent)));
+    this.el = h('model-response', { class: 'ng-star-inserted' },
+      h('div', {}, h('response-container', { class: 'ng-star-inserted' }, this.container)));
+    state.responses.push(this);
+  }
+
+  set rid(value) {
+    this._rid = value;
+    const r = 'r_' + String(value).replace(/-/g, '').slice(0, 16);
+    this.content.id = 'message-content-id-' + r;
+    this.markdown.id = 'model-response-message-content' + r;
+  }
+
+  get rid() { return this._rid; }
+
+  setText(text) {
+    if (this.report) { this.report.setText(text); return; }  // Deep Research: the text is the panel's report
+    this.text = text;
+    this.render();
+  }
+
+  render() {
+    const hidden = document.visibilityState === 'hidden';
+    this.stale = hidden;
+    GEMINI_MARKUP.citations = 0;
+    const html = renderMarkdown(this.held && !this.report ? '' : this.text, { hooks: GEMINI_MARKUP, blank: hidden });
+    if (LAYOUT === 'detached') {
+      if (!this.live) {
+        this.live = h('div', { class: 'live-answer', 'aria-live': 'polite' });
+        this.el.parentNode.append(this.live);
+      }
+      this.live.innerHTML = html;
+    } else {
+      this.markdown.innerHTML = html;
+    }
+  }
+
+  release() {
+    if (!this.held) return;
+    this.held = false;
+    if (this.report) { this.report.held = false; this.report.render(); } else this.render();
+  }
+
+  startThinking() {
+    this.thoughts = h('model-thoughts', {}, h('div', { class: 'thoughts-header' }, h('span', { class: 'thinking-label' }, T.thinking)));
+    this.thoughtsBox.append(this.thoughts);
+  }
+
+  endThinking() {
+    if (!this.thoughts) return;
+    const body = h('div', { class: 'thoughts-body', hidden: true }, 'Considered the question.');
+    const btn = h('button', {
+      class: 'thoughts-header-button', 'aria-expanded': 'false',
+      onclick: () => { body.hidden = !body.hidden; btn.setAttribute('aria-expanded', String(!body.hidden)); },
+    }, T.showThinking);
+    this.thoughts.replaceChildren(h('div', { class: 'thoughts-header' }, btn), body);
+  }
+
+  complete() {
+    if (this.footer) return;
+    this.markdown.setAttribute('aria-busy', 'false');
+    if (this.report) this.report.complete();
+    this.headerControls.append(h('tts-control', {}, h('div', { class: 'response-tts-container ng-star-inserted' },
+      h('div', { class: 'mat-mdc-tooltip-trigger tts-button-container', 'data-test-id': 'disabled-tooltip' },
+        matButton(T26.listen, 'volume_up')))));
+    const feedback = LAYOUT === 'nofeedback' ? [] : [
+      h('thumb-up-button', { class: 'ng-star-inserted' }, matButton(T26.good, 'thumb_up')),
+      h('thumb-down-button', { class: 'ng-star-inserted' }, matButton(T26.bad, 'thumb_down'))];
+    this.footer = h('div', { class: 'response-container-footer' }, h('message-actions', { class: 'ng-star-inserted' },
+      h('div', { class: 'actions-container-v2' }, h('div', { class: 'buttons-container-v2 ng-star-inserted' },
+        ...feedback,
+        h('div', { class: 'ng-star-inserted' }, h('regenerate-button', { class: 'ng-star-inserted' }, matButton(T26.redo, 'refresh'))),
+        h('copy-button', { class: 'ng-star-inserted' }, matButton(T26.copy, 'content_copy', { 'data-test-id': 'copy-button' })),
+        h('div', { class: 'ng-star-inserted' }, h('div', { class: 'menu-button-wrapper' },
+          EXT ? quillBot() : null,
+          h('div', { class: 'more-menu-button-container' },
+            matButton(T26.more, 'more_vert', { 'data-test-id': 'more-menu-button', 'aria-haspopup': 'menu' })))),
+        h('div', { class: 'spacer' })))));
+    this.container.append(this.footer);
+  }
+}
+
+class History2026 {
+  constructor() {
+    this.scroller = h('infinite-scroller', { 'data-test-id': 'chat-history-container', class: 'chat-history' });
+    this.el = h('div', { id: 'chat-history', class: 'chat-history-scroll-container' }, this.scroller);
+    this.current = null;
+    this.queries = 0;
+  }
+
+  addUserQuery(text) {
+    this.current = h('div', { class: 'conversation-container message-actions-hover-boundary ng-star-inserted' });
+    this.scroller.append(this.current);
+    const box = h('div', { role: 'heading', class: 'query-text gds-body-l', dir: 'ltr' },
+      h('span', { class: 'cdk-visually-hidden' }, T.youSaid));
+    for (const line of text.split('\n')) box.append(h('p', { class: 'query-text-line ng-star-inserted' }, line));
+    const uq = h('user-query', { class: 'ng-star-inserted' }, h('span', { class: 'user-query-container' },
+      h('user-query-content', { class: 'user-query-container' }, h('div', { class: 'user-query-container' },
+        h('div', { class: 'query-content ng-star-inserted', id: `user-query-content-${this.queries++}` },
+          h('div', { class: 'ng-star-inserted' }, matButton(T26.copyPrompt, 'content_copy')),
+          h('span', { class: 'user-query-bubble-with-background ng-star-inserted' },
+            h('span', { class: 'horizontal-container' }, box)))))));
+    this.current.append(uq);
+    return uq;
+  }
+
+  addModelResponse() {
+    if (!this.current) {
+      this.current = h('div', { class: 'conversation-container message-actions-hover-boundary ng-star-inserted' });
+      this.scroller.append(this.current);
+    }
+    const mr = new Response2026();
+    this.current.append(mr.el);
+    return mr;
+  }
+
+  notice(text, retry) {
+    const box = h('div', { class: 'notice', role: 'alert' }, h('span', {}, text));
+    if (retry) box.append(h('button', { class: 'retry-button', onclick: () => {} }, T.retry));
+    this.scroller.append(box);
+  }
+}
+
+class Input2026 {
+  constructor() {
+    this.editor = h('div', {
+      class: 'ql-editor textarea new-input-ui ql-blank', role: DRIFT ? null : 'textbox', contenteditable: 'true',
+      'aria-label': T26.prompt, 'aria-multiline': 'true', 'data-placeholder': T.placeholder,
+      'data-gramm': 'false', enterkeyhint: 'send',
+    });
+    this.clear();
+    this.sendSlot = h('div', { class: 'mat-mdc-tooltip-trigger send-button-container' });
+    const textField = h('div', { class: 'text-input-field with-toolbox-drawer' },
+      h('div', { class: 'text-input-field_textarea-wrapper' }, h('div', { class: 'text-input-field-main-area' },
+        h('div', { class: 'text-input-field_textarea-inner' },
+          // drift: the editor left rich-textarea for another container
+          DRIFT ? h('div', { class: 'prompt-box' }, h('div', { class: 'prompt-editor' }, this.editor))
+            : h('rich-textarea', { class: 'text-input-field_textarea ql-container ql-bubble' }, this.editor)))));
+    const uploader = h('div', { class: 'leading-actions-wrapper' }, h('div', { class: 'uploader-button-container' },
+      h('uploader', { class: 'upload-button' }, h('div', { class: 'file-uploader ng-star-inserted' },
+        matButton(T26.upload, 'add_2', { 'aria-haspopup': 'menu', 'aria-expanded': 'false' }),
+        h('input', { type: 'file', multiple: true, hidden: true, class: 'hidden-local-file-input', tabindex: '-1' })))));
+    const trailing = h('div', { class: 'trailing-actions-wrapper' },
+      h('div', { class: 'model-picker-container' }, h('bard-mode-switcher', {},
+        h('button', {
+          'aria-label': T26.modePicker, 'data-test-id': 'bard-mode-menu-button', 'aria-haspopup': 'menu',
+          'aria-expanded': 'false', class: 'mdc-button mat-mdc-button-base mat-mdc-menu-trigger input-area-switch',
+        }, h('span', { class: 'mdc-button__label' }, h('div', {
+          'data-test-id': 'logo-pill-label-container', class: 'logo-pill-label-container input-area-switch-label',
+        }, h('span', { class: 'ng-star-inserted' }, T26.fast), fontIcon('keyboard_arrow_down', 'dropdown-icon gds-icon-l')))))),
+      h('div', { class: 'input-buttons-wrapper-bottom' },
+        h('div', { class: 'mic-button-container' }, h('speech-dictation-mic-button', { class: 'speech-dictation-mic-button' },
+          h('button', { class: 'mdc-icon-button mat-mdc-icon-button mat-mdc-button-base', 'aria-label': T26.mic },
+            h('div', {}, fontIcon('mic', 'gds-icon-l'))))),
+        this.sendSlot));
+    this.el = h('input-container', { class: 'input-gradient' }, h('fieldset', { class: 'input-area-container' },
+      h('input-area-v2', { class: 'ui-improvements-phase-1' }, h('div', { class: 'input-area with-toolbox-drawer' },
+        textField, uploader, trailing))),
+    h('hallucination-disclaimer', { class: 'hallucination-disclaimer' }, h('div', { class: 'capabilities-disclaimer' },
+      h('p', { 'data-test-id': 'disclaimer', class: 'gds-body-s desktop-spacing ng-star-inserted' }, T26.disclaimer))));
+    const changed = () => this.onChange();
+    this.editor.addEventListener('input', changed);
+    this.editor.addEventListener('change', changed);
+    new MutationObserver(changed).observe(this.editor, { childList: true, characterData: true, subtree: true });
+    this.editor.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
+        ev.preventDefault();
+        if (!state.streaming) send();
+      }
+    });
+    this.render();
+  }
+
+  text() { return this.editor.innerText.replace(/\n+$/, ''); }
+
+  clear() { this.editor.innerHTML = '<p><br></p>'; }
+
+  onChange() {
+    const empty = !this.text().trim();
+    this.editor.classList.toggle('ql-blank', empty);
+    // 2026: never the disabled attribute, only aria-disabled
+    if (this.sendButton) this.sendButton.setAttribute('aria-disabled', empty ? 'true' : 'false');
+  }
+
+  render() {
+    if (state.streaming) {
+      // the send button turns into the stop button; the mic stays where it is
+      this.sendButton = null;
+      this.sendSlot.replaceChildren(h('button', {
+        class: 'mdc-icon-button mat-mdc-icon-button mat-mdc-button-base send-button stop', 'aria-label': T26.stop,
+        onclick: onStop,
+      }, fontIcon(DRIFT ? 'stop_circle' : 'stop', 'gds-icon-xl')));
+      return;
+    }
+    const empty = !this.text().trim();
+    this.sendButton = h('button', {
+      class: 'mdc-icon-button mat-mdc-icon-button mat-mdc-button-base send', 'aria-label': T26.send,
+      'aria-disabled': empty ? 'true' : 'false',
+      onclick: (ev) => {
+        if (ev.currentTarget.getAttribute('aria-disabled') === 'true') return;
+        if (BOOT.sendClick === 'none') return;
+        if (BOOT.sendClick === 'trusted' && !ev.isTrusted) return;  // a script's click() is not a user's click
+        send();
+      },
+    }, h('span', { class: 'mat-mdc-button-persistent-ripple mdc-icon-button__ripple' }),
+    fontIcon(DRIFT ? 'arrow_upward' : 'send', 'send-button-icon icon-filled gds-icon-xl'),
+    h('span', { class: 'mat-focus-indicator' }), h('span', { class: 'mat-mdc-button-touch-target' }));
+    this.sendSlot.replaceChildren(this.sendButton);
+  }
+}
+
+function buildApp2026() {
+  const root = document.querySelector('chat-app');
+  const history = new History2026();
+  const input = new Input2026();
+  const main = h('main', { class: 'chat-container' }, h('chat-window', { class: 'ng-star-inserted' },
+    h('div', { class: 'chat-container' }, h('chat-window-content', { class: 'ng-star-inserted' },
+      h('h1', { class: 'cdk-visually-hidden' }, T26.conversation), history.el),
+    input.el)));
+  root.replaceChildren(h('div', { class: 'chat-app' },
+    h('header', { class: 'top-bar' }, h('span', { class: 'bard-logo' }, 'Gemini'),
+      h('a', { href: '/app', class: 'new-chat', 'aria-label': T.newChat }, T.newChat)),
+    main));
+  return { root, history, input, el: root.firstChild };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Deep Research: the response shows a short note and a chip naming the report; the report streams into a side
+// panel <deep-research-immersive-panel> (light DOM in both shapes). Its citations carry the cited URL's 1-based
+// place in the panel's source list (`sources` from the server), whose links are the only URLs on the page.
+
+class ReportPanel {
+  constructor(response, sources) {
+    this.sources = sources;
+    this.text = '';
+    this.held = response.held;
+    this.stale = false;
+    this.title = h('h2', { class: 'title-text gds-title-s ng-star-inserted' }, T26.drTitle);
+    this.markdown = h('div', {
+      class: 'markdown markdown-main-panel stronger enable-updated-hr-color', id: 'extended-response-markdown-content',
+      'aria-live': 'off', dir: 'ltr',
+    });
+    const host = (u) => { try { return new URL(u).hostname.replace(/^www\./, ''); } catch { return u; } };
+    this.lists = h('deep-research-source-lists', { class: 'ng-star-inserted' },
+      h('collapsible-button', { 'data-test-id': 'used-sources-button' }, h('button', { 'aria-expanded': 'true' },
+        h('span', { class: 'gds-title-m' }, T26.drSources))),
+      h('div', { class: 'source-list used-sources', 'aria-expanded': 'true' }, ...sources.map((url) =>
+        h('browse-web-item', {}, h('a', { 'data-test-id': 'browse-web-item-link', href: url, target: '_blank', rel: 'noopener' },
+          h('span', { 'data-test-id': 'content', class: 'link-content' }, h('div', { class: 'browse-item gds-body-m' },
+            h('div', { class: 'title-container' }, h('div', { 'data-test-id': 'domain-name', class: 'display-name' }, host(url)),
+              h('div', { 'data-test-id': 'sub-title', class: 'sub-title' }, url)))))))));
+    this.scroll = h('div', { 'data-test-id': 'scroll-container', class: 'container' },
+      h('response-container', { class: 'response-container' }, h('div', { class: 'response-container' },
+        h('div', { class: 'presented-response-container' }, h('div', { class: 'response-container-content' },
+          h('structured-content-container', { 'data-test-id': 'message-content' }, h('div', { class: 'container' },
+            h('message-content', { id: 'extended-response-message-content', class: 'ng-star-inserted' }, this.markdown))))))),
+      this.lists);
+    this.el = h('deep-research-immersive-panel', { class: 'ng-star-inserted' },
+      h('toolbar', {}, h('div', { class: 'toolbar has-title' },
+        h('div', { class: 'left-panel' }, fontIcon('travel_explore', 'gds-icon-l'), this.title),
+        h('div', { class: 'action-buttons' }, matButton(T26.closePanel, 'close', { 'data-test-id': 'close-button' })))),
+      this.scroll);
+    (NEW ? app.el : document.body).append(h('immersive-panel', {}, this.el));
+    // the response: a short note, then the chip that opens the report
+    response.text = T26.drNote;
+    response.report = null;
+    response.render();
+    this.chipLabel = h('span', { class: 'immersive-entry-chip-title' }, T26.drTitle);
+    response.content.after(h('immersive-entry-chip', { class: 'ng-star-inserted' }, h('div', { class: 'container' },
+      h('button', { class: 'mdc-button mat-mdc-button-base entry-chip', 'data-test-id': 'immersive-entry-chip-button' },
+        fontIcon('travel_explore'), this.chipLabel))));
+    response.report = this;
+    state.responses.push(this);
+  }
+
+  setText(text) { this.text = text; this.render(); }
+
+  render() {
+    const hidden = document.visibilityState === 'hidden';
+    this.stale = hidden;
+    const heading = this.text.match(/^#{1,3}\s+(.+)$/m);
+    const title = heading ? heading[1].trim() : T26.drTitle;
+    this.title.textContent = title;
+    this.chipLabel.textContent = title;
+    GEMINI_MARKUP.sourceIndex = (url) => this.sources.indexOf(url) + 1;
+    try {
+      this.markdown.innerHTML = renderMarkdown(this.held ? '' : this.text, { hooks: GEMINI_MARKUP, blank: hidden });
+    } finally {
+      GEMINI_MARKUP.sourceIndex = null;
+    }
+  }
+
+  complete() {
+    if (!this.scroll.querySelector('.end-of-report-marker')) {
+      this.lists.before(h('div', { class: 'end-of-report-marker ng-star-inserted' }));
+    }
+  }
+}
+
 let app;
 
 function setStreaming(on) {
@@ -443,6 +862,8 @@ async function send() {
           }
           response = app.history.addModelResponse();
           response.rid = f.rid;
+          if (f.renderLagMs > 0) { response.held = true; response.lagMs = f.renderLagMs; }
+          if (f.sources) new ReportPanel(response, f.sources);
           break;
         case 'text': response.setText(f.text); break;
         case 'thinking_start': response.startThinking(); break;
@@ -458,12 +879,19 @@ async function send() {
           app.history.notice(T.netError, true);
           break;
         case 'hang': state.frozen = true; break;
-        case 'done':
+        case 'done': {
           finished = true;
           setStreaming(false);
           response.complete();
-          reportComplete(response.rid);
+          const done = response;
+          if (done.held) {
+            // renderLagMs: stop gone and feedback shown, the text only comes later; the page is done then
+            setTimeout(() => { done.release(); reportComplete(done.rid); }, done.lagMs);
+          } else {
+            reportComplete(done.rid);
+          }
           break;
+        }
         default: break;
       }
     });
@@ -471,7 +899,7 @@ async function send() {
     if (finished) return;
     setStreaming(false);
     if (err && err.name === 'AbortError') {
-      if (response) response.complete();
+      if (response) { response.release(); response.complete(); }
     } else {
       console.error('gemini fake: stream failed', err);
       app.history.notice(T.netError);
@@ -493,7 +921,12 @@ function showLimit(place, text) {
 async function loadConversation(id) {
   const r = await fetch('/_/BardChatUi/data/conversation/' + encodeURIComponent(id) + '?b=' + encodeURIComponent(BOOT.b || ''));
   if (!r.ok) {
-    state.conversation = null;
+    state.conversation = null;   // a prompt from here starts a new conversation
+    if (NEW) {
+      // 2026: the URL stays, no turn ever comes, a snack bar says so; the input stays usable
+      showLimit('toast', T.loadError);
+      return;
+    }
     history.replaceState(null, '', '/app');
     app.history.notice(T.loadError);
     return;
@@ -504,6 +937,7 @@ async function loadConversation(id) {
     else {
       const mr = app.history.addModelResponse();
       mr.rid = turn.messageId;
+      if (turn.sources) new ReportPanel(mr, turn.sources);
       mr.setText(turn.text);
       if (turn.inProgress) {
         setStreaming(true);  // still generating on the server, and hanging there
@@ -518,6 +952,13 @@ async function loadConversation(id) {
 async function boot() {
   await fetch('/_/BardChatUi/data/bootstrap?b=' + encodeURIComponent(BOOT.b || '')).then((r) => r.json());
   customElements.define('code-block', CodeBlock);
+  if (NEW) {
+    app = buildApp2026();
+    app.input.editor.focus();
+    if (state.conversation) await loadConversation(state.conversation);
+    document.querySelector('.app-loading')?.remove();
+    return;
+  }
   customElements.define('user-query', UserQuery);
   customElements.define('model-response', ModelResponse);
   customElements.define('chat-history', ChatHistory);
