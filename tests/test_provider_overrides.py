@@ -88,8 +88,8 @@ def test_every_problem_gets_its_own_line() -> None:
     assert lines == [
         "p.toml: unknown provider 'claude' (known: chatgpt, gemini)",
         "p.toml: unknown section chatgpt.colors (known: selectors, labels)",
-        "p.toml: chatgpt.selectors.nope: unknown entry (known: assistant, content, expandThinking, input, login, "
-        "main, notice, send, stop, turn, user)",
+        "p.toml: chatgpt.selectors.nope: unknown entry (known: assistant, chrome, content, expandThinking, feedback, "
+        "input, login, main, model, notice, send, stop, turn, user, voice)",
         "p.toml: chatgpt.selectors.send: must be a list of strings, got a string",
         "p.toml: chatgpt.selectors.stop: an empty list adds nothing (leave the entry out)",
         "p.toml: chatgpt.selectors.input[0]: an empty string",
@@ -305,3 +305,25 @@ def test_a_probe_result_is_parsed() -> None:
     assert got.selectors["input"] == Match(2, "c", ("a",))  # the input must be visible, not merely present
     assert got.selectors["send"] == Match(0, "d")
     assert got.labels["stop"] == Match(1, "T")
+
+
+def test_judge_an_idle_2026_chatgpt_page_is_ok_without_a_send_button() -> None:
+    """Issue 23: with an empty composer the 2026 ChatGPT shows 'Start Voice' and a dictate button, no send button. On
+    an idle conversation page the probe reports send as not applicable, and the turn actions as the completion
+    signal they are."""
+    s = seen("https://chatgpt.com/c/1234-abcd", responses=2, composer_empty=True,
+             selectors={"input": Match(0, "#prompt-textarea"), "send": Match(None, None),
+                        "voice": Match(0, 'button[aria-label="Start Voice"]'), "user": Match(0, "u"),
+                        "assistant": Match(0, "a"), "turn": Match(0, "t"), "content": Match(0, ".markdown.prose"),
+                        "feedback": Match(0, '[data-testid="copy-turn-action-button"]'),
+                        "model": Match(0, "[data-message-model-slug]"), "main": Match(0, "main")},
+             labels={"answerMarkers": Match(0, "ChatGPT said:"), "endMarkers": Match(0, "You said:")})
+    r = judge(chatgpt.TABLE, s)
+    got = {i.entry: i for i in r.items}
+    assert r.ok and r.broken == ()
+    assert got["chatgpt.selectors.send"].status is ProbeStatus.NOT_APPLICABLE
+    assert "voice button" in got["chatgpt.selectors.send"].detail
+    assert got["chatgpt.selectors.feedback"].status is ProbeStatus.OK and got["chatgpt.selectors.feedback"].required
+    # The same page with text in the composer and still no send button: that is a broken send selector.
+    r2 = judge(chatgpt.TABLE, attrs.evolve(s, composer_empty=False))
+    assert [i.entry for i in r2.broken] == ["chatgpt.selectors.send"]

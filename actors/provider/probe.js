@@ -45,8 +45,10 @@ function probe(cfg) {
     result.selectors[name] = entry(sels, roots);
   }
   // The answer's content, as the watcher finds it: inside the last response (or turn), its shadow root too.
-  const responses = [...(queryAll(roots, (sel.assistant || []).join(',') || ':not(*)') || []),
-    ...(queryAll(roots, (sel.turn || []).join(',') || ':not(*)') || [])];
+  // Each response once: the messages, else the turns around them (ChatGPT has both for every response).
+  const msgs = queryAll(roots, (sel.assistant || []).join(',') || ':not(*)') || [];
+  const turns = queryAll(roots, (sel.turn || []).join(',') || ':not(*)') || [];
+  const responses = msgs.length ? msgs : turns;
   const last = responses.length ? responses[responses.length - 1] : null;
   if (sel.content) {
     result.selectors.content = last ? entry(sel.content, [last, ...(last.shadowRoot ? [last.shadowRoot] : [])])
@@ -69,6 +71,11 @@ function probe(cfg) {
       label: l, shown: !!l && (names.some((n) => n.includes(l)) || text.includes(l)),
     }));
   }
+  // An empty composer: the 2026 ChatGPT shows voice and dictate buttons there instead of a send button.
+  const input = (queryAll(roots, (sel.input || []).join(',') || ':not(*)') || []).find(isVisible);
+  const inputText = !input ? '' : (input.tagName === 'TEXTAREA' || input.tagName === 'INPUT') ? input.value || ''
+    : input.innerText || input.textContent || '';
+  result.composerEmpty = !!input && inputText.trim().length === 0;
   result.url = location.href;
   result.lang = (document.documentElement.getAttribute('lang') || '').trim();
   result.kana = /[\u3040-\u30ff]/.test(text.slice(0, 20000));

@@ -23,8 +23,8 @@ from .table import ProviderTable
 
 PROBE = (HERE / "probe.js").read_text(encoding="utf-8")
 
-CONVERSATION = ("user", "assistant", "turn", "content", "feedback")  # judged on a page with an earlier answer
-COMPOSER = ("input", "send", "sendIcon", "mic")  # judged on a signed-in page
+CONVERSATION = ("user", "assistant", "turn", "content", "feedback", "model")  # judged on a page with an answer
+COMPOSER = ("input", "send", "sendIcon", "mic", "voice")  # judged on a signed-in page
 REQUIRED = frozenset({"input", "send", "user", "assistant", "content", "feedback"})
 VISIBLE = frozenset({"input", "stop", "login"})  # must be shown, not merely in the DOM (as the watcher wants them)
 SHOWN_ONLY = {  # entries that show only in some states: not applicable when absent, with the reason
@@ -32,6 +32,9 @@ SHOWN_ONLY = {  # entries that show only in some states: not applicable when abs
     "expandThinking": "no answer with collapsed thinking on this page",
     "thinkingIndicator": "nothing is thinking on this page",
     "notice": "no limit or error notice is shown (none expected)",
+    "report": "no Deep Research report is open on this page",
+    "reportEntry": "no response here opened a Deep Research report",
+    "reportSources": "no Deep Research report is open on this page",
 }
 LABELS_SHOWN_ONLY = {
     "stop": "nothing is generating on this page",
@@ -42,6 +45,8 @@ LABELS_SHOWN_ONLY = {
     "rateLimit": "no limit message shown (none expected)",
     "siteError": "no error shown (none expected)",
     "retry": "no error with a retry button shown (none expected)",
+    "unavailable": "no 'conversation not available' notice shown (none expected)",
+    "chrome": "no disclaimer shown on this page",
 }
 CONVERSATION_LABELS = ("answerMarkers", "endMarkers")  # ChatGPT's screen-reader headings around each turn
 
@@ -66,6 +71,7 @@ class Seen:
     responses: int
     selectors: dict[str, Match]
     labels: dict[str, Match]
+    composer_empty: bool = False
 
     @classmethod
     def parse(cls, raw: JSON, *, visible: frozenset[str] = VISIBLE) -> Seen:
@@ -111,7 +117,10 @@ class Seen:
                 if row["shown"] and index is None:
                     index, matched = i, str(row["label"])
             out_labels[name] = Match(index, matched)
-        return cls(url[:2000], lang[:40], kana, shadow, responses, out_sels, out_labels)
+        empty = raw.get("composerEmpty", False)
+        if not isinstance(empty, bool):
+            raise BadPageReport("probe: composerEmpty is not a boolean")
+        return cls(url[:2000], lang[:40], kana, shadow, responses, out_sels, out_labels, empty)
 
 
 def _count(value: object) -> bool:
@@ -177,6 +186,11 @@ def judge(table: ProviderTable, seen: Seen, *, overridden: tuple[str, ...] = ())
             else:
                 add(entry, ProbeStatus.NOT_APPLICABLE, None,
                     "no login button shown (signed in, or the selector no longer matches)" + bad, False)
+            continue
+        if key == "send" and m.index is None and seen.composer_empty and _matched(seen, "voice"):
+            # The 2026 ChatGPT: no send button on an empty composer; the voice and dictate buttons stand there.
+            add(entry, ProbeStatus.NOT_APPLICABLE, None, "the composer is empty and the voice button stands where "
+                "send goes; the send button shows once text is typed" + bad, required)
             continue
         if key in COMPOSER and signed_in is False and m.index is None:
             add(entry, ProbeStatus.NOT_APPLICABLE, None, "signed out: the page shows no composer" + bad, required)
@@ -250,6 +264,11 @@ def judge(table: ProviderTable, seen: Seen, *, overridden: tuple[str, ...] = ())
 
     return ProbeReport(provider=ProviderName(name), url=seen.url, signed_in=signed_in, language=language,
                        items=tuple(items), overridden=overridden)
+
+
+def _matched(seen: Seen, key: str) -> bool:
+    m = seen.selectors.get(key)
+    return m is not None and m.index is not None
 
 
 def _label_shown(seen: Seen, key: str) -> bool:
