@@ -31,6 +31,7 @@ from .conftest import REPO, find_actor
 from .e2e import Bridge, DevTools, open_bridge, requires_chromium
 from .fakesites.fixture import FakeSites
 from .fakesites.scripting import answer_ref
+from .user_chrome import pair_over_devtools
 
 pytestmark = [requires_chromium, pytest.mark.chromium]
 
@@ -209,11 +210,13 @@ async def test_existing_provider_tab_is_reused_and_a_missing_one_created(sites: 
 async def two_servers(sites: FakeSites, tmp_path: Path, env: dict[str, str] | None = None
                       ) -> AsyncIterator[tuple[Bridge, Bridge, DevTools, dict[str, Any]]]:
     """Server A (project proj-a) launches the browser; server B (proj-b, --browser connect) is then found by the same
-    extension. Yields both bridges, DevTools on the browser, and B's status once linked."""
+    extension once paired with B's key too. Yields both bridges, DevTools on the browser, and B's status once
+    linked."""
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     async with open_bridge(sites, tmp_path / "a", project="proj-a", env=env) as a, a.devtools() as dt:
         await linked_status(a)
+        await pair_over_devtools(dt, tmp_path / "b" / "state")  # as the user would, from `ai-bridge pair`
         async with open_bridge(sites, tmp_path / "b", project="proj-b", extra=("--browser", "connect"),
                                env=env) as b:
             yield a, b, dt, await linked_status(b)

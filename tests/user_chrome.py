@@ -1,7 +1,8 @@
 """The user's own Chrome, for end-to-end tests of `connect` and `auto` mode: a real headless Chromium that the *test*
 starts (not ai-bridge), with our real extension loaded the way a user loads it, its own profile, and the fake sites'
 host rules. ai-bridge has no channel to it; the test drives it only as a user would (through its DevTools port:
-stop the extension's worker as Chrome does when idle, click the toolbar icon = open the popup).
+stop the extension's worker as Chrome does when idle, click the toolbar icon = open the popup, and pair the extension
+with the state dir's key, as the user does by pasting `ai-bridge pair`'s code into the popup).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 import attrs
 import trio
 from trio_websocket import open_websocket_url
+
+from supervisor import pairing
 
 from .conftest import REPO
 from .e2e import CHROMIUM, DevTools
@@ -61,6 +64,30 @@ class UserChrome:
         await self.dt.send("Target.closeTarget", {"targetId": target})
 
 
+async def pair_over_devtools(dt: DevTools, state_dir: Path) -> str:
+    """Pair the extension of the browser behind `dt` with the key of `state_dir` (made if missing, as the server and
+    `ai-bridge pair` do) → its key id. What the user does with `ai-bridge pair` and the popup, in one step."""
+    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    code = pairing.load_or_create(state_dir).code
+    with trio.fail_after(15):
+        while True:
+            targets = (await dt.send("Target.getTargets"))["targetInfos"]
+            workers = [t for t in targets if t["type"] == "service_worker" and t["url"].startswith(EXT_ORIGIN + "/")]
+            if workers:
+                session = (await dt.send("Target.attachToTarget", {"targetId": workers[0]["targetId"],
+                                                                  "flatten": True}))["sessionId"]
+                try:
+                    got = await dt.send("Runtime.evaluate", {
+                        "expression": f"typeof aiBridgePair === 'function' ? aiBridgePair({code!r}, 'test') : null",
+                        "awaitPromise": True, "returnByValue": True}, session)
+                finally:
+                    await dt.send("Target.detachFromTarget", {"sessionId": session})
+                value = got.get("result", {}).get("value")
+                if isinstance(value, str):
+                    return value
+            await trio.sleep(0.1)
+
+
 def user_chrome_args(sites: FakeSites, profile: Path, extension: Path) -> list[str]:
     return [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
             "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -70,8 +97,10 @@ def user_chrome_args(sites: FakeSites, profile: Path, extension: Path) -> list[s
 
 
 @asynccontextmanager
-async def open_user_chrome(sites: FakeSites, profile: Path, *,
-                           extension: Path = REPO / "extension") -> AsyncIterator[UserChrome]:
+async def open_user_chrome(sites: FakeSites, profile: Path, *, extension: Path = REPO / "extension",
+                           pair_with: Path | None = None, pair: bool = True) -> AsyncIterator[UserChrome]:
+    """The user's Chrome, its extension paired with the servers of `pair_with` (default: ``<profile's
+    parent>/state``, the state dir `open_bridge` uses by default). `pair=False`: an extension never paired."""
     profile.mkdir(parents=True, exist_ok=True)
     log = open(profile.parent / f"{profile.name}.log", "ab")  # closed below
     proc = subprocess.Popen(user_chrome_args(sites, profile, extension), stdin=subprocess.DEVNULL, stdout=log,
@@ -82,7 +111,10 @@ async def open_user_chrome(sites: FakeSites, profile: Path, *,
             while len(fields := (port_file.read_text().split() if port_file.exists() else [])) < 2:
                 await trio.sleep(0.05)
         async with open_websocket_url(f"ws://127.0.0.1:{fields[0]}{fields[1]}", max_message_size=64 << 20) as ws:
-            yield UserChrome(proc, profile, DevTools(ws))
+            chrome = UserChrome(proc, profile, DevTools(ws))
+            if pair:
+                await pair_over_devtools(chrome.dt, pair_with or profile.parent / "state")
+            yield chrome
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)

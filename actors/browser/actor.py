@@ -276,9 +276,10 @@ class Browser:
             raise ExtensionNotConnected(
                 f"the ai-bridge extension is not connected (--browser connect){waited}",
                 hint=f"In your Chrome open chrome://extensions, enable Developer mode, 'Load unpacked' the folder "
-                f"{self.extension_dir} (`ai-bridge extension-path` prints it), then retry; if it is loaded, click "
-                "its toolbar icon to wake it. Or run with --browser auto to let ai-bridge launch its own "
-                "browser.") from None
+                f"{self.extension_dir} (`ai-bridge extension-path` prints it), then pair it: paste the code "
+                "`ai-bridge pair` prints into its popup (it obeys only paired servers), and retry; if it is loaded "
+                "and paired, click its toolbar icon to wake it. Or run with --browser auto to let ai-bridge launch "
+                "its own browser.") from None
 
     async def ensure_auto(self, deadline: float,
                           progress: Callable[[BrowserPhase, str], Callable[[float], None]]) -> None:

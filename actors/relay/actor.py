@@ -354,7 +354,8 @@ class Relay:
         raise ExtensionNotConnected(
             f"no ai-bridge extension connected within {timeout_s:g}s",
             hint="Load the folder `ai-bridge extension-path` prints as an unpacked extension in chrome://extensions "
-            "(Developer mode), or run with --browser launch.")
+            "(Developer mode) and pair it with the code `ai-bridge pair` prints (its popup), or run with "
+            "--browser launch.")
 
 
 async def _pairing_key(state_dir: Path | None) -> PairingKey:
