@@ -469,13 +469,21 @@ function install(cfg, binding) {
     },
     body: (roots) => {
       const main = deep(sel('main'), roots)[0] || document.body;
-      let text = main.innerText || '';
-      // The composer, header, footer and notices are never the answer: take their text out first.
-      for (const el of [...chromeEls(roots), ...notices(roots)]) {
-        if (!within(el, main)) continue;
-        const t = (el.innerText || '').trim();
-        if (t) text = text.replace(t, '\n');
-      }
+      // The page's text in order, without the composer, header, footer, notices and buttons: never the answer.
+      const skip = new Set([...chromeEls(roots), ...notices(roots)]);
+      const BLOCK = /^(P|DIV|LI|H[1-6]|ARTICLE|SECTION|PRE|TR|BR|UL|OL|TABLE|BLOCKQUOTE|MAIN|FORM|HEADER|FOOTER)$/;
+      const parts = [];
+      const walker = document.createTreeWalker(main, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
+        acceptNode: (n) => {
+          if (n.nodeType !== Node.ELEMENT_NODE) return NodeFilter.FILTER_ACCEPT;
+          if (skip.has(n) || /^(SCRIPT|STYLE|TEMPLATE|NOSCRIPT|BUTTON|SVG|MAT-ICON)$/.test(n.tagName.toUpperCase())
+            || n.getAttribute('role') === 'button' || n.getAttribute('aria-hidden') === 'true') return NodeFilter.FILTER_REJECT;
+          if (BLOCK.test(n.tagName)) parts.push('\n');
+          return NodeFilter.FILTER_SKIP;
+        },
+      });
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) parts.push(n.data);
+      const text = parts.join('').split('\n').map((l) => l.replace(/\s+/g, ' ').trim()).filter(Boolean).join('\n');
       let start = -1;
       for (const m of lab('answerMarkers')) {
         const i = text.lastIndexOf(m);
