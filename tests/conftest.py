@@ -1,9 +1,18 @@
-"""Shared fixtures. Time-driven logic runs on trio's MockClock; real processes get their own state dir."""
+"""Shared fixtures. Time-driven logic runs on trio's MockClock; real processes get their own state dir.
+
+Parallel runs: ``addopts`` asks pytest-xdist for workers (``-n auto``; ``pytest_xdist_auto_num_workers`` below says
+how many). Each worker runs in a network namespace of its own (tests/netns.py), so that one worker's browsers never
+find another worker's servers on the extension's discovery ports. Where no namespace can be made, the run falls back
+to one process and says why. ``-n 0`` runs serially on purpose.
+"""
 
 from __future__ import annotations
 
 import os
+import shlex
+import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +20,68 @@ import pytest
 import trio.testing
 
 REPO = Path(__file__).resolve().parent.parent
+NETNS_HELPER = Path(__file__).resolve().parent / "netns.py"
+_npm_prefetch: threading.Thread | None = None
+
+
+def auto_workers() -> int:
+    """Workers for ``-n auto``: most of an end-to-end test is waiting on a browser or a fake site, so one more
+    worker than cores keeps the cores busy."""
+    return (os.cpu_count() or 1) + 1
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    env = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    return int(env) if env else auto_workers()
+
+
+def _isolation_problem() -> str | None:
+    """Why workers cannot each get a private network namespace here, or None if they can."""
+    try:
+        done = subprocess.run([sys.executable, str(NETNS_HELPER), "--check"], capture_output=True, text=True,
+                              timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return str(e)
+    return None if done.returncode == 0 else (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _npm_prefetch
+    tx = getattr(config.option, "tx", None)
+    if hasattr(config, "workerinput") or not tx or config.getoption("dist", "no") == "no":
+        return
+    if config.getoption("collectonly"):
+        return
+    if any(spec != "popen" for spec in tx):  # the caller's own --tx: theirs to isolate
+        return
+    problem = _isolation_problem()
+    if problem is not None:
+        config.option.tx, config.option.dist, config.option.numprocesses = [], "no", 0
+        sys.stderr.write(f"tests run in one process: parallel workers need a network namespace each (the extension "
+                         f"connects to every server on ports 8766-8775), and none can be made here: {problem}\n")
+        return
+    python = shlex.join([sys.executable, str(NETNS_HELPER)])
+    config.option.tx = [f"popen//python={python}"] * len(tx)
+    # The workers' namespaces have no way to the npm registry: the clients some tests need are fetched here, while
+    # the workers start (a test that needs them waits for this fetch under the install lock).
+    from .npm_clients import prefetch
+
+    _npm_prefetch = prefetch()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _npm_prefetch
+    if _npm_prefetch is not None:
+        _npm_prefetch.join()
+        _npm_prefetch = None
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    tx = getattr(config.option, "tx", None)
+    if tx and any(str(NETNS_HELPER) in spec for spec in tx):
+        return f"workers: {len(tx)}, each in a network namespace of its own (tests/netns.py)"
+    return None
 
 
 @pytest.fixture

