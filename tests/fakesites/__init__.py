@@ -1,15 +1,25 @@
 """Local imitations of chatgpt.com and gemini.google.com for tests and benchmarks.
 
-The fakes reproduce the DOM that provider code is written against (ChatGPT: ProseMirror ``#prompt-textarea``,
-``button[data-testid=send-button]``/stop button, ``article[data-turn]`` turns, ``.markdown.prose``, Thinking mode;
-Gemini: custom elements with open shadow roots, ``[role=textbox]``, ``mat-icon[data-mat-icon-name=send]``,
-``img[alt=mic|thumb_up|thumb_down]``, ``<model-thoughts>``) and the awkward ways the real sites behave: a hidden
-tab renders no answer text (both sites strip it when the page is hidden and render it again in the first animation
-frame after it is visible), limit notices outside the answer (alert boxes, toasts, banners), "Something went wrong"
-with a Retry button, a stuck stop button (with the server finished, or hanging too), no answer, login page, slow
-boot, a conversation's turns arriving after the input box, send buttons that ignore script clicks, answers in
-unusual places of the DOM, i18n strings in an inline script of the body. Answers stream from the server, so the
-server logs exactly what was asked and controls the timing. No test hook is visible in the pages' DOM.
+The fakes reproduce the DOM that provider code is written against, in two shapes (page option ``shape``): "2026"
+(default), the markup captured from the real sites in Jan-Feb 2026 (ChatGPT: ProseMirror ``#prompt-textarea``, no
+send button while the composer is empty ("Start Voice"/"Dictate button"), ``button[data-testid=send-button]`` once
+it has text, ``stop-button`` "Stop streaming", ``article[data-turn]`` turns with ``data-message-model-slug``,
+``.markdown.prose``, copy/good/bad/Share/Switch model/More actions turn actions, a model switcher, a disclaimer,
+QuillBot's buttons; Gemini: all in the light DOM, ``model-response > ... > message-content > .markdown``, empty
+``mat-icon[fonticon][data-mat-icon-name]`` icons (thumb_up, thumb_down, refresh, content_copy, more_vert, mic,
+send, stop, volume_up, add_2), a send button with ``aria-disabled``, a mic that stays while answering, a mode
+picker, a disclaimer, Deep Research in ``deep-research-immersive-panel``) and "2025", the spec's older picture
+(ChatGPT's send button always there, disabled while empty; Gemini: custom elements with open shadow roots,
+``[role=textbox]``, ``mat-icon[data-mat-icon-name=send]``, ``img[alt=mic|thumb_up|thumb_down]``); both with
+``<model-thoughts>`` / Thinking mode. The app.js files start with a DOM outline of each shape. The fakes also show
+the awkward ways the real sites behave: a hidden tab renders no answer text (both sites strip it when the page is
+hidden and render it again in the first animation frame after it is visible, or ``rerenderDelayMs`` later), text
+that renders after the stop button went (``renderLagMs``), a conversation that no longer loads, limit notices
+outside the answer (alert boxes, toasts, banners), "Something went wrong" with a Retry button, a stuck stop button
+(with the server finished, or hanging too), no answer, login page, slow boot, a conversation's turns arriving after
+the input box, send buttons that ignore script clicks, answers in unusual places of the DOM, i18n strings in an
+inline script of the body. Answers stream from the server, so the server logs exactly what was asked and controls
+the timing. No test hook is visible in the pages' DOM.
 
 Starting
 ========
@@ -70,6 +80,18 @@ Unknown fields are rejected with 400 and a message.
                            "toast" (ChatGPT [data-testid=toast-root]; Gemini mat-snack-bar-container), "banner"
     siteError     false    the stream breaks after ``errorAfterChunks`` chunks (default 0): "Something went
                            wrong" with a Retry button (ChatGPT: an error block in the turn; Gemini: an alert)
+    renderLagMs   0        the text renders only this long AFTER the stop button went: while streaming the turn
+                           stays empty; turn actions / feedback buttons appear when the stop goes, BEFORE the
+                           text. ``completedAtMs`` is stamped when the text rendered
+    deepResearch  false    Gemini: a Deep Research report. The response shows a short note and an
+                           <immersive-entry-chip> naming the report (its first heading); ``text`` streams into
+                           <deep-research-immersive-panel> (h2.title-text, message-content#extended-response-
+                           message-content > div.markdown#extended-response-markdown-content). Citations are
+                           ``{{cite:Label|URL}}``: source-footnote > sup.superscript[data-turn-source-index=N] plus a
+                           sources-carousel-inline chip (no URL); N is the URL's 1-based place in the panel's list
+                           <deep-research-source-lists> a[data-test-id=browse-web-item-link][href] = ``sources``
+                           (optional) then cited URLs not in it, in order of first citation. Logged as ``sources``
+    sources       null     Deep Research: the source list's URLs in order (see deepResearch)
 
 Time from question to completion = firstTokenMs + (thinking ? thinkingMs : 0) + (chunks - 1) * intervalMs.
 
@@ -95,21 +117,38 @@ step by step, よく考えて ...) is answered with ``thinking`` on, as a model 
                              (.markdown.prose), "bare" (no markdown class: <p>s), "divs" (no class, no <p>),
                              "detached" (the text follows the turn, outside it). Gemini: "standard", "nofeedback"
                              (no thumb icons), "detached" (the text in an aria-live region outside the response)
+    drift       false        the site changed under us: renamed test ids / icons, a moved input, German UI
+    shape       2026         "2026": the markup of the real sites as captured in Jan-Feb 2026; "2025": the spec's
+                             older markup, exactly as before (see the top of each app.js for both outlines)
+    extensionButtons true    2026: another extension's (QuillBot's) buttons in each answer's actions and in the
+                             composer
+    model       5.2          ChatGPT 2026: the model switcher's model ("Model selector, current model is 5.2")
+                             and each answer's data-message-model-slug ("gpt-5-2")
+    rerenderDelayMs 0        a hidden tab's stale answer text re-renders this long after the page became visible
+                             (0: in the next animation frame)
     count       null         number of page loads these apply to (null = until reset)
 
-``GET /__control`` — current queue, page options and the script defaults.
+``delete``: a list of conversation ids deleted elsewhere (``SiteControl.delete_conversation``): loading one (as
+any unknown id) fails. 2026: the URL stays, no turns ever come, the composer is usable and a notice shows
+(ChatGPT: toast ``div[data-testid=toast-root][role=status]`` "Unable to load conversation <id>" / "会話を読み込め
+ません"; Gemini: ``mat-snack-bar-container`` "Couldn't load this conversation." / "この会話を読み込めませんでした。").
+2025: the old behaviour (ChatGPT: a role=alert notice and the URL goes back to /; Gemini: an alert in the history,
+URL /app). A question asked from such a page starts a new conversation.
+
+``GET /__control`` — current queue, page options, the script defaults and the deleted conversation ids.
 
 ``GET /__log`` — ``{"site", "questions": [...], "pages": [...]}``. One question entry per question received::
 
     seq, site, question (exactly what the page read from its editor at send time), receivedAtMs,
     conversationId, messageId, script (the effective script), answer (markdown), status, firstTokenAtMs,
-    thinkingSeconds, thinkingSkipped, streamEndAtMs, completedAtMs
+    thinkingSeconds, thinkingSkipped, streamEndAtMs, completedAtMs, sources (Deep Research: the source list)
 
 ``status``: received | thinking | streaming | complete | rate_limited | stuck | never | error (siteError) |
 disconnected (the page went away or clicked stop) | aborted (``/__reset`` during the answer). All times are
 wall-clock epoch ms (floats). ``streamEndAtMs``: server time right after the transport accepted the final chunk.
 ``completedAtMs``: reported by the page, ``performance.timeOrigin + performance.now()`` taken right after it
-switched its UI to idle (stop button gone, send button back; Gemini also feedback buttons and mic) — the moment
+switched its UI to idle (stop button gone, send button back; Gemini also feedback buttons and mic) and the text
+is rendered (with ``renderLagMs``, that is when the held-back text rendered) — the moment
 a detector could first see completion, so detection latency = detection time - completedAtMs exactly (same
 machine, same wall clock). It arrives by a telemetry request a few ms after the switch (poll ``/__log``).
 Stuck / never-answered / stopped answers have none, nor do limits shown outside a turn. In a hidden tab the UI

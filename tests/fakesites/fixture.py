@@ -70,7 +70,8 @@ class SiteControl:
 
     def set_next(self, count: int | None = None, *, append: bool = False, **script: Any) -> dict:
         """Script the next ``count`` questions (None = until reset). Fields: text, rule, chunks, intervalMs,
-        firstTokenMs, thinking, thinkingMs, stuck, neverAnswer, rateLimited."""
+        firstTokenMs, thinking, thinkingMs, stuck, hangsOnReload, neverAnswer, rateLimited, notice, siteError,
+        errorAfterChunks, renderLagMs, deepResearch, sources (see ``scripting.Script``)."""
         return self.request("POST", "/__control", {"next": script, "count": count, "append": append})
 
     def set_answers(self, *scripts: dict, append: bool = False) -> dict:
@@ -79,8 +80,14 @@ class SiteControl:
 
     def set_page(self, count: int | None = None, **options: Any) -> dict:
         """Page-load options: lang ("en"/"ja"), login, slowBootMs, slowLoadMs, historyDelayMs, editor
-        ("prosemirror"/"textarea"), sendClick, layout."""
+        ("prosemirror"/"textarea"), sendClick, layout, drift, shape ("2026"/"2025"), extensionButtons, model,
+        rerenderDelayMs (see ``scripting.PageOptions``)."""
         return self.request("POST", "/__control", {"page": {**options, "count": count}})
+
+    def delete_conversation(self, *conversation_ids: str) -> dict:
+        """The conversations were deleted (elsewhere): their pages no longer load (2026: the URL stays, no turns,
+        a "could not load" notice). Any id works, known or not."""
+        return self.request("POST", "/__control", {"delete": list(conversation_ids)})
 
     def control(self, body: dict) -> dict:
         return self.request("POST", "/__control", body)
