@@ -63,6 +63,8 @@ CHATGPT_STATE = r"""(() => {
     skip: body.includes('Skip thinking') || body.includes('今すぐ回答'),
     thinkingDone: /思考時間[：:]\s*\d+s?/.test(body) || /Thinking.*\d+s?/.test(body),
     url: location.href, visibility: document.visibilityState,
+    lastActions: !![...document.querySelectorAll('article[data-turn="assistant"]')].at(-1)
+      ?.querySelector('[data-testid="good-response-turn-action-button"]'),
   };
 })()"""
 
@@ -116,7 +118,10 @@ async def chatgpt_wait_complete(page: CDPSession, initial_assistants: int, timeo
             grown = st["assistants"] > initial_assistants
             cond1 = not st["stop"] and st["send"] and st["sendEnabled"] and grown
             cond2 = saw_stop and not st["stop"] and grown and st["inputEmpty"]
-            if (cond1 or cond2) and not st["skip"]:
+            # 2026: no send button after an answer (the editor is empty), so a quick answer whose stop button
+            # came and went between two polls is seen by its turn actions
+            cond3 = not st["stop"] and grown and st["lastActions"]
+            if (cond1 or cond2 or cond3) and not st["skip"]:
                 return st, now_ms(), saw_stop
             await trio.sleep(interval)
 
@@ -166,6 +171,8 @@ GEMINI_STATE = deep(r"""
     input: !!input, inputEmpty: input ? input.innerText.trim() === '' : null,
     responses: responses.length, queries: collectDeep(['user-query', '.user-query']).length,
     lastLength: last ? (last.shadowRoot || last).textContent.length : 0,
+    lastFeedback: !!last && !!(last.shadowRoot || last).querySelector(
+      'img[alt="thumb_up"], mat-icon[data-mat-icon-name="thumb_up"]'),
     url: location.href,
   };
 """)
@@ -222,7 +229,8 @@ async def gemini_wait_complete(page: CDPSession, initial_responses: int, timeout
             st = await gemini_state(page)
             saw_stop = saw_stop or st["stop"]
             grown = st["responses"] > initial_responses
-            if saw_stop and not st["stop"] and grown and (st["feedback"] or st["mic"]):
+            # (or: the new response's feedback buttons, for a quick answer whose stop came and went between polls)
+            if not st["stop"] and grown and ((saw_stop and (st["feedback"] or st["mic"])) or st["lastFeedback"]):
                 return st, now_ms(), saw_stop
             await trio.sleep(interval)
 
