@@ -9,8 +9,9 @@ tests/test_extension_idle.py.
 
 Fake servers (each = h11 discovery/self-test HTTP server + trio-websocket relay on a free port):
   A on 8775, B on 8774 (two live servers at once: tab leases), V on 8773 answering protocolVersion 2 (must be
-  refused without a WebSocket attempt). The relay checks the Origin, the hello token, replies welcome, and
-  answers the extension's pings.
+  refused without a WebSocket attempt). The relay checks the Origin, the hello token, replies welcome (with the
+  proof of its pairing key over the hello's nonce), and answers the extension's pings. The browser is paired with
+  each server's key through DevTools right after launch, as `ai-bridge pair` and the popup would.
 
 Runs itself in a private network namespace (`unshare --net`) when it can, so that other browsers on the machine
 that have the extension loaded (they poll the same ports) cannot connect to the fake servers. --idle 40 plus the
@@ -39,6 +40,10 @@ import trio
 from trio_websocket import ConnectionClosed, open_websocket_url, serve_websocket
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+from supervisor import pairing  # noqa: E402  (the repo on the path first: this runs as a script)
+
+EXT_VERSION = json.loads((REPO / "extension" / "manifest.json").read_text())["version"]
 EXT_DIR = REPO / "extension"  # --ext-dir overrides (e.g. a patched copy for a negative control)
 EXT_ID = "dehbpnglmiedeaaddfipmnmhmblajpci"
 ORIGIN = f"chrome-extension://{EXT_ID}"
@@ -162,6 +167,7 @@ class FakeServer:
         self.protocol_version = protocol_version
         self.server_id = uuid.uuid4().hex
         self.token = secrets.token_hex(32)  # the token the relay accepts
+        self.key = pairing.generate()  # the browser is paired with it at launch (pair_browser)
         self.advertised_token = self.token  # the token discovery hands out (differs only in the 4401 test)
         self.ws_port = 0
         self.peer_send, self.peer_recv = trio.open_memory_channel(math.inf)
@@ -179,6 +185,7 @@ class FakeServer:
             "wsUrl": f"ws://127.0.0.1:{self.ws_port}",
             "token": self.advertised_token,
             "serverId": self.server_id,
+            "keyId": self.key.key_id,
             "project": f"smoke-{self.name}",
             "startedAt": "2026-11-26T00:00:00.000Z",
             "protocolVersion": self.protocol_version,
@@ -263,7 +270,10 @@ class FakeServer:
             if hello.get("token") != self.token:
                 await ws.aclose(4401, "bad token")
                 return
-            await ws.send_message(json.dumps({"type": "welcome", "serverId": self.server_id, "protocolVersion": 1}))
+            nonce = hello.get("nonce")
+            await ws.send_message(json.dumps({
+                "type": "welcome", "serverId": self.server_id, "protocolVersion": 1,
+                "proof": self.key.server_proof(nonce, self.server_id, self.token) if isinstance(nonce, str) else None}))
         except ConnectionClosed:
             return
         peer = Peer(ws, hello, self.name)
@@ -348,6 +358,40 @@ async def devtools(profile: str, method: str, params: dict | None = None) -> dic
                     return msg
 
 
+async def pair_browser(profile: str, servers: list[FakeServer]) -> None:
+    """Give the extension every server's pairing key, in its worker (what pasting `ai-bridge pair`'s code does)."""
+    with trio.fail_after(15):
+        while not (Path(profile) / "DevToolsActivePort").exists():
+            await trio.sleep(0.05)
+        paired: set[str] = set()
+        while len(paired) < len(servers):
+            targets = (await devtools(profile, "Target.getTargets"))["result"]["targetInfos"]
+            worker = [t for t in targets if t["type"] == "service_worker" and t["url"].startswith(ORIGIN)]
+            if worker:
+                port = int((Path(profile) / "DevToolsActivePort").read_text().split()[0])
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/version", timeout=5) as resp:
+                    url = json.load(resp)["webSocketDebuggerUrl"]
+                async with open_websocket_url(url) as ws:
+                    async def call(n: int, method: str, params: dict, session: str | None = None) -> dict:
+                        await ws.send_message(json.dumps({"id": n, "method": method, "params": params,
+                                                          **({"sessionId": session} if session else {})}))
+                        while True:
+                            msg = json.loads(await ws.get_message())
+                            if msg.get("id") == n:
+                                return msg
+
+                    session = (await call(1, "Target.attachToTarget", {"targetId": worker[0]["targetId"],
+                                                                       "flatten": True}))["result"]["sessionId"]
+                    for i, srv in enumerate(servers, 2):
+                        got = await call(i, "Runtime.evaluate", {
+                            "expression": f"typeof aiBridgePair === 'function' ? aiBridgePair('{srv.key.code}') : null",
+                            "awaitPromise": True, "returnByValue": True}, session)
+                        if got.get("result", {}).get("result", {}).get("value") == srv.key.key_id:
+                            paired.add(srv.name)
+            await trio.sleep(0.05)
+    log(f"paired the extension with {sorted(paired)}")
+
+
 async def stop_worker(profile: str) -> None:
     """Stop the extension's service worker the way Chrome does when it idles out (DevTools Target.closeTarget)."""
     targets = (await devtools(profile, "Target.getTargets"))["result"]["targetInfos"]
@@ -370,7 +414,7 @@ async def scenario(a: FakeServer, b: FakeServer, v: FakeServer, nursery: trio.Nu
     pa, pb = await a.next_peer(), await b.next_peer()
     log(f"launch -> A connected (welcome sent) {a.hellos[0] - T0:.3f}s, B {b.hellos[0] - T0:.3f}s; "
         f"first discovery hit at {min(a.discovery_hits) - T0:.3f}s")
-    expect(pa.hello["extensionVersion"] == "0.1.0" and pa.hello["protocolVersion"] == 1, "hello fields", pa.hello)
+    expect(pa.hello["extensionVersion"] == EXT_VERSION and pa.hello["protocolVersion"] == 1, "hello fields", pa.hello)
     expect(a.discovery_origins == {None}, "discovery fetch carries no Origin", a.discovery_origins)
 
     # -- keepalive, first and with no debugger attached (an attached chrome.debugger session alone keeps the worker
@@ -389,7 +433,7 @@ async def scenario(a: FakeServer, b: FakeServer, v: FakeServer, nursery: trio.Nu
 
     # -- basics on A
     info = await pa.result("ext.info", {})
-    expect(info == {"version": "0.1.0", "extensionId": EXT_ID, "attached": []}, "ext.info", info)
+    expect(info == {"version": EXT_VERSION, "extensionId": EXT_ID, "attached": []}, "ext.info", info)
     q = await pa.result("tabs.query", {"urlPatterns": ["http://127.0.0.1/*", "https://chatgpt.com/*"]})
     expect(q == {"tabs": []}, "passive: no tab opened on its own", q)
 
@@ -614,6 +658,7 @@ async def main(idle: float, keep_profile: bool, ext_log: bool) -> int:
                 proc = await trio.lowlevel.open_process(chromium_args(profile, ext_log), stdout=out, stderr=out)
             try:
                 with trio.fail_after(240 + idle):
+                    await pair_browser(profile, [a, b, v])
                     await scenario(a, b, v, nursery, profile, idle)
                 log("PASS")
                 rc = 0
