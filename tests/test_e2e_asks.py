@@ -319,9 +319,9 @@ async def test_a_page_slower_to_load_than_a_new_tabs_5_s_is_waited_for_in_the_on
 
 
 @pytest.mark.parametrize("provider, layout, anchor", [
-    ("chatgpt", "standard", "content"), ("chatgpt", "bare", "paragraphs"), ("chatgpt", "divs", "turn"),
-    ("chatgpt", "detached", "body"),
-    ("gemini", "standard", "feedback"), ("gemini", "nofeedback", "content"), ("gemini", "detached", "aria-live"),
+    ("chatgpt", "standard", "content"), ("chatgpt", "bare", "paragraphs (plain text)"), ("chatgpt", "divs", "turn"),
+    ("chatgpt", "detached", "body (plain text)"),
+    ("gemini", "standard", "content"), ("gemini", "nofeedback", "content"), ("gemini", "detached", "aria-live"),
 ])
 async def test_each_extraction_anchor_on_a_page_without_the_earlier_ones(sites: FakeSites, tmp_path: Path,
                                                                          provider: str, layout: str,
@@ -334,6 +334,8 @@ async def test_each_extraction_anchor_on_a_page_without_the_earlier_ones(sites: 
         sc = answered(await b.call(f"ask_{provider}_web", {"question": q}), q, provider)
     assert sc["completion"]["extractedBy"] == anchor
     assert sc["answer"].strip().endswith("That is all.")
+    # A fallback that loses the markdown says so (issue 23.5); the others do not.
+    assert [w["code"] for w in sc.get("warnings", [])] == (["plain_text_answer"] if "plain" in anchor else [])
 
 
 # --- suspicious answers (issue 15.1) ----------------------------------------------------------------------------------

@@ -449,9 +449,8 @@ function install(cfg, binding) {
       const btn = lastOf(icons) && lastOf(icons).closest('button');
       const box = btn && btn.parentElement && btn.parentElement.parentElement;
       // The seed's P1: the box two levels above the thumb's button holds the text. On the 2026 page that box is
-      // the action bar: it counts only where it holds the response's content.
-      const content = box && contentOf(last);
-      return box && content && content !== last && within(content, box) ? toMarkdown(box) : '';
+      // the action bar (buttons only): it counts only where it holds text of its own.
+      return box && plainText(box).trim() ? toMarkdown(box) : '';
     },
     content: (roots, last) => { const c = contentOf(last); return c && c !== last ? toMarkdown(c) : ''; },
     paragraphs: (roots, last, lastTurn) => {
