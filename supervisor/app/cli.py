@@ -108,17 +108,22 @@ def parser() -> argparse.ArgumentParser:
     d = sub.add_parser("doctor", help="launch headless Chromium with the extension and check every link",
                        description="Checks: browser found, discovery guarded, extension connected, relay round "
                        "trip, debugger attach on the self-test page. Uses a temporary profile. Exit 0 = all pass. "
-                       "With --live: the no-send health probe of the provider pages in your browser instead.")
+                       "With --live: the no-send health probe of the provider pages in your browser instead. "
+                       "With --page: the same probe, and the answer an ask would read, on a page you saved.")
     _common(d)
     d.add_argument("--live", action="store_true",
                    help="open each provider page in the browser ai-bridge uses (any --browser mode) and check every "
                    "selector and label of its table; types and sends nothing. Exit 0 only when nothing required "
                    "is missing and every provider is signed in")
-    d.add_argument("--provider", choices=["chatgpt", "gemini", "both"], default="both",
-                   help="with --live: which site to probe (default: both, in parallel)")
+    d.add_argument("--page", dest="pages", action="append", default=[], type=Path, metavar="FILE",
+                   help="probe this saved page (an .html file, or an element's outerHTML) offline, and show the "
+                   "answer an ask would read from it (repeatable; docs/providers.md says how to save one)")
+    d.add_argument("--provider", choices=["chatgpt", "gemini", "both"], default=None,
+                   help="with --live: which site to probe (default: both, in parallel); with --page: whose page it "
+                   "is (default: told by the page)")
     d.add_argument("--timeout", type=_seconds, default=None,
-                   help="with --live: seconds each probe may take (default 60)")
-    d.add_argument("--json", action="store_true", help="with --live: print the reports as JSON")
+                   help="with --live or --page: seconds each probe may take (default 60)")
+    d.add_argument("--json", action="store_true", help="with --live or --page: print the reports as JSON")
 
     k = sub.add_parser("check", help="run the scenario suite against the real sites (probe first; exit 0 = all pass)",
                        description="Probe each provider page (nothing sent), then ask the scenarios' questions through "
@@ -265,13 +270,21 @@ def main(argv: list[str] | None = None) -> int:
         from .serve import serve
 
         return trio.run(serve, config)
+    if args.command == "doctor" and args.pages:
+        if args.live or args.provider == "both":
+            print("ai-bridge doctor: --page goes without --live, and with --provider chatgpt or gemini",
+                  file=sys.stderr)
+            return 2
+        from .saved_page import page_main
+
+        return trio.run(page_main, config, args.pages, args.provider, args.timeout or 60.0, args.json)
     if args.command == "doctor" and args.live:
         from .doctor import live_main
 
-        return trio.run(live_main, config, args.provider, args.timeout or 60.0, args.json)
+        return trio.run(live_main, config, args.provider or "both", args.timeout or 60.0, args.json)
     if args.command == "doctor":
-        if args.json or args.timeout is not None or args.provider != "both":
-            print("ai-bridge doctor: --json, --timeout and --provider go with --live", file=sys.stderr)
+        if args.json or args.timeout is not None or args.provider is not None:
+            print("ai-bridge doctor: --json, --timeout and --provider go with --live or --page", file=sys.stderr)
             return 2
         from .doctor import doctor_main
 

@@ -58,6 +58,13 @@ _MARK = {ProbeStatus.OK: "ok", ProbeStatus.FALLBACK: "FALLBACK", ProbeStatus.MIS
 
 def render_table(results: Mapping[ProviderName, ProbeReport | BridgeError]) -> str:
     """The human table: one block per provider, one line per table entry, then what to update."""
+    lines = render_blocks(results)
+    lines.append("all providers healthy" if all_ok(results) else "some providers need attention")
+    return "\n".join(lines)
+
+
+def render_blocks(results: Mapping[ProviderName, ProbeReport | BridgeError]) -> list[str]:
+    """The table's lines without the verdict: a block per provider, each ending with a blank line."""
     lines: list[str] = []
     for p, r in results.items():
         if isinstance(r, BridgeError):
@@ -79,5 +86,4 @@ def render_table(results: Mapping[ProviderName, ProbeReport | BridgeError]) -> s
             lines.append("  update: " + ", ".join(i.entry for i in r.broken)
                          + " (prepend a selector or label in providers.toml; docs/providers.md)")
         lines.append("")
-    lines.append("all providers healthy" if all_ok(results) else "some providers need attention")
-    return "\n".join(lines)
+    return lines
