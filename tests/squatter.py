@@ -6,7 +6,9 @@ really make (it does not have the user's key), and at once sends the commands th
 and its cookies, and open a tab. It logs everything it receives as JSON lines on stdout, so the test can tell what
 the extension gave away: nothing, if pairing works.
 
-    python tests/squatter.py [--key-id HEX16]   # --key-id: claim this key id (as if the attacker had learned it)
+    python tests/squatter.py [--key-id HEX16] [--commands-first]
+      --key-id: claim this key id (as if the attacker had learned it)
+      --commands-first: send the commands before the welcome, not after it
 
 Only trio, trio-websocket and the stdlib: it runs as uid 65534 from the project's venv.
 """
@@ -56,8 +58,9 @@ def bind_discovery() -> socket.socket:
 
 
 class Squatter:
-    def __init__(self, key_id: str | None) -> None:
+    def __init__(self, key_id: str | None, commands_first: bool) -> None:
         self.key_id = key_id or secrets.token_hex(8)
+        self.commands_first = commands_first
         self.server_id = secrets.token_hex(16)
         self.token = secrets.token_hex(32)
         self.ws_port = 0
@@ -93,11 +96,15 @@ class Squatter:
                 hello = await ws.get_message()
                 say("frame", data=hello if isinstance(hello, str) else repr(hello))
                 # A welcome with a made-up proof: without the user's key this is all the squatter can send.
-                await ws.send_message(json.dumps({"type": "welcome", "serverId": self.server_id,
-                                                  "protocolVersion": 1, "proof": secrets.token_hex(32)}))
+                welcome = json.dumps({"type": "welcome", "serverId": self.server_id, "protocolVersion": 1,
+                                      "proof": secrets.token_hex(32)})
+                if not self.commands_first:
+                    await ws.send_message(welcome)
                 for i, (method, params) in enumerate(COMMANDS, 1):
                     await ws.send_message(json.dumps({"type": "command", "id": i, "method": method,
                                                       "params": params}))
+                if self.commands_first:
+                    await ws.send_message(welcome)
             while True:
                 got = await ws.get_message()
                 say("frame", data=got if isinstance(got, str) else repr(got))
@@ -120,9 +127,10 @@ class Squatter:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--key-id")
+    p.add_argument("--commands-first", action="store_true")
     args = p.parse_args()
     try:
-        trio.run(Squatter(args.key_id).run)
+        trio.run(Squatter(args.key_id, args.commands_first).run)
     except KeyboardInterrupt:
         sys.exit(0)
 

@@ -55,10 +55,11 @@ class Squatter:
 
 
 @asynccontextmanager
-async def squatter(key_id: str | None = None) -> AsyncIterator[Squatter]:
+async def squatter(key_id: str | None = None, *, commands_first: bool = False) -> AsyncIterator[Squatter]:
     """tests/squatter.py as uid 65534, on the first free discovery port."""
     cmd = ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups", sys.executable,
-           str(REPO / "tests" / "squatter.py"), *(["--key-id", key_id] if key_id else [])]
+           str(REPO / "tests" / "squatter.py"), *(["--key-id", key_id] if key_id else []),
+           *(["--commands-first"] if commands_first else [])]
     lines: list[dict[str, Any]] = []
     async with trio.open_nursery() as nursery:
         proc = await nursery.start(partial(trio.run_process, cmd, stdout=subprocess.PIPE, cwd="/",
@@ -105,32 +106,35 @@ def row_on(rows: list[dict[str, Any]], port: int) -> dict[str, Any] | None:
 
 
 async def test_another_users_server_is_shown_never_obeyed(sites: FakeSites, tmp_path: Path) -> None:
-    """Two squatters of uid 65534 hold discovery ports before our server starts: one with a key id of its own, one
-    claiming our key's id (as if it had learned it). The extension connects to ours only; the first squatter never
-    even gets a WebSocket, the second gets one hello (a fresh nonce, its own token) and nothing else: no command
-    answered, no event, no pong. The popup shows the first as unpaired, the second as untrusted."""
+    """Three squatters of uid 65534 hold discovery ports before our server starts: one with a key id of its own, two
+    claiming our key's id (as if they had learned it), one of which sends its commands before its welcome. The
+    extension connects to ours only; the first squatter never even gets a WebSocket, the others get one hello each
+    (a fresh nonce, their own token) and nothing else: no command answered, no event, no pong. The popup shows the
+    first as unpaired, the second as untrusted, the third as backing off."""
     sites.chatgpt.set_next(**FAST)
     state = tmp_path / "state"
     state.mkdir(mode=0o700)
     key = pairing.load_or_create(state)  # what `serve` will find there
     async with squatter() as stranger, squatter(key_id=key.key_id) as impostor, \
+            squatter(key_id=key.key_id, commands_first=True) as hasty, \
             open_bridge(sites, tmp_path, state_dir=state) as b, b.devtools() as dt:
         st = await linked_status(b)
         await ask(b, "chatgpt", "What is 5 plus 5?")  # our own server is obeyed meanwhile
 
         async def settled() -> list[dict[str, Any]] | None:
             rows = await popup_rows(dt)
-            s, i = row_on(rows, stranger.port), row_on(rows, impostor.port)
-            done = (impostor.events("ws-closed") and len(stranger.events("http")) >= 3 and s and i
-                    and s["state"] == "unpaired" and i["state"] == "untrusted")
+            s, i, h = row_on(rows, stranger.port), row_on(rows, impostor.port), row_on(rows, hasty.port)
+            done = (impostor.events("ws-closed") and hasty.events("ws-closed") and len(stranger.events("http")) >= 3
+                    and s and i and h and s["state"] == "unpaired" and i["state"] == "untrusted"
+                    and h["state"] == "backing off")
             return rows if done else None
 
-        rows = await eventually(settled, 20, "both squatters seen and refused")
+        rows = await eventually(settled, 20, "every squatter seen and refused")
         await trio.sleep(2)  # room for anything late to arrive
         later = await b.status()
         pages = await dt.pages("https://chatgpt.com/")
-    stranger_row, impostor_row = row_on(rows, stranger.port), row_on(rows, impostor.port)
-    assert stranger_row is not None and impostor_row is not None
+    stranger_row, impostor_row, hasty_row = (row_on(rows, sq.port) for sq in (stranger, impostor, hasty))
+    assert stranger_row is not None and impostor_row is not None and hasty_row is not None
     # The stranger: polled like any server, shown with its key, never connected to.
     assert stranger.events("ws-open") == [] and stranger.events("frame") == []
     assert stranger_row["key"] == "-".join(stranger.key_id[i:i + 4] for i in range(0, 16, 4))
@@ -141,6 +145,9 @@ async def test_another_users_server_is_shown_never_obeyed(sites: FakeSites, tmp_
     assert pairing.NONCE.fullmatch(frames[0]["nonce"]) and len(frames[0]["nonce"]) == 64
     assert impostor.events("ws-open")[0]["origin"].startswith("chrome-extension://")
     assert "could not prove" in impostor_row["lastError"]
+    # The hasty one: its first command ended the connection, unanswered.
+    assert [f["type"] for f in hasty.frames()] == ["hello"], hasty.frames()
+    assert "a command frame before its welcome" in hasty_row["lastError"]
     # Ours stayed connected throughout, on the same link; nothing opened a tab but our own ask.
     assert later["extension"]["connected"] and later["extension"]["since"] == st["extension"]["since"]
     assert len(pages) == 1
@@ -176,7 +183,8 @@ async def test_the_users_chrome_is_paired_in_the_popup(sites: FakeSites, tmp_pat
             # The user opens the popup, pastes the code and presses Pair.
             popup = (await dt.send("Target.createTarget", {"url": POPUP_URL}))["targetId"]
             try:
-                await eventually(lambda: dt.evaluate(popup, "document.readyState === 'complete'"), 10, "popup")
+                await eventually(lambda: dt.evaluate(popup, "location.protocol === 'chrome-extension:' && "
+                                                            "document.readyState === 'complete'"), 10, "popup")
                 await dt.evaluate(popup, f"document.getElementById('code').value = {json.dumps(code + chr(10))}; "
                                          "document.getElementById('pair-form').requestSubmit(); 0")
                 shown = await eventually(lambda: dt.evaluate(popup, "document.getElementById('pair-result')"
