@@ -69,6 +69,10 @@ security = logging.getLogger("ai_bridge.security")
 HELLO_TIMEOUT_S = 5.0
 DEAD_AFTER_S = 45.0  # nothing heard for this long: the link is dead
 SEND_TIMEOUT_S = 10.0  # a frame the peer does not take within this is a dead link (it stopped reading)
+# The transport takes frames up to this size; one over SHARED.max_frame_bytes is then dropped with a log line instead
+# of the whole link (trio-websocket would close it with 1009): an extension cuts its events to fit, an older one may
+# not, and a page must not be able to cut the link (and the asks on it) with one huge console line.
+TRANSPORT_MAX_BYTES = 4 * SHARED.max_frame_bytes
 OUTBOX = 256  # frames queued for the writer; a full queue means the peer is not keeping up
 
 Owner = Envelope[RelayRequest] | None  # the request a command answers (None: the relay's own subscribe commands)
@@ -195,6 +199,10 @@ class Relay:
                 raw = await conn.ws.get_message()
                 conn.last_frame = trio.current_time()
                 received = time.time()
+                too_big = wire.oversized(raw, SHARED.max_frame_bytes)
+                if too_big is not None:
+                    log.warning("extension link %s: dropped %s", conn.id, too_big)
+                    continue
                 for event in conn.core.receive(raw):
                     self._act(conn, event, received)
         except ConnectionClosed:
@@ -384,7 +392,7 @@ async def run(
         server = await nursery.start(
             lambda task_status: serve_websocket(
                 relay.handle_request, "127.0.0.1", 0, None, handler_nursery=nursery,
-                max_message_size=SHARED.max_frame_bytes, task_status=task_status))
+                max_message_size=TRANSPORT_MAX_BYTES, task_status=task_status))
         relay.port = server.port
         nursery.start_soon(relay.expire)
         log.info("relay listening on ws://127.0.0.1:%d", relay.port)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import re
 from typing import Generic, TypeVar
 
 import attrs
@@ -42,6 +43,20 @@ def loads(raw: str | bytes) -> JSON:
 
 def dumps(frame: JSONObject) -> str:
     return json.dumps(frame, separators=(",", ":"), ensure_ascii=False)
+
+
+def oversized(raw: str | bytes, limit: int) -> str | None:
+    """None for a frame within `limit` bytes; else what it was (its type and event name, read from its head), for
+    the log line of a frame that is dropped rather than parsed."""
+    # A str of n chars is at most 4n UTF-8 bytes: most frames are settled without encoding them.
+    size = len(raw) if isinstance(raw, bytes) or len(raw) * 4 <= limit else len(raw.encode("utf-8", "replace"))
+    if size <= limit:
+        return None
+    head = raw[:200] if isinstance(raw, str) else raw[:200].decode("utf-8", "replace")
+    kind = re.search(r'"type"\s*:\s*"([a-z]{1,20})"', head)
+    event = re.search(r'"(?:event|method)"\s*:\s*"([A-Za-z.]{1,60})"', head)
+    what = " ".join(x.group(1) for x in (kind, event) if x) or "unknown"
+    return f"a {size}-byte frame ({what}) over the {limit}-byte limit"
 
 
 @attrs.frozen
