@@ -10,6 +10,7 @@ import json
 import math
 import os
 import re
+import stat
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -68,6 +69,7 @@ class Config:
     # $XDG_CONFIG_HOME/ai-bridge/providers.toml when it exists; one named here must exist)
     providers_file: Path | None = None
     use_open_tabs: bool = False  # may drive (and navigate) a ChatGPT / Gemini tab the user opened, when none is ours
+    jobs_keep_days: float = 7.0  # background job records kept in <state_dir>/jobs (and known after a restart)
 
     @property
     def log_file(self) -> Path:
@@ -256,11 +258,62 @@ _FIELDS: dict[str, Any] = {
     "allowed_domains": _domains,
     "use_open_tabs": _bool,
     "providers_file": _path,
+    "jobs_keep_days": _positive,
 }
 
 # repeatable flags are singular; the providers file's flag is --providers
 _FLAGS = {"browser_args": "browser-arg", "load_extensions": "load-extension", "providers_file": "providers"}
 _ENV_ALIASES = {"browser_path": ("AI_BRIDGE_BROWSER_PATH", "AI_BRIDGE_BROWSER_BIN")}
+
+
+CONFIG_FILE_MAX_BYTES = 1 << 20  # a config or providers file is a few KB; more is a mistake (or /dev/zero)
+
+
+def read_config_file(path: Path, what: str, limit: int = CONFIG_FILE_MAX_BYTES) -> str:
+    """The text of a small file the user named (config.toml, providers.toml). It must be a regular file of at most
+    `limit` bytes: a FIFO would block the start forever and /dev/zero exhaust memory, so the file is opened without
+    blocking and checked (fstat) before anything is read. Raises `ConfigError` with one line saying why;
+    `FileNotFoundError` for a missing file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise ConfigError(f"{what} {path}: cannot open it: {exc.strerror or exc}") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"{what} {path} is not a regular file ({_file_kind(st.st_mode)}): name a file of "
+                              f"settings")
+        if st.st_size > limit:
+            raise ConfigError(f"{what} {path} is {st.st_size} bytes, more than the {limit} a settings file may have")
+        chunks: list[bytes] = []
+        got = 0
+        while got <= limit:
+            chunk = os.read(fd, limit + 1 - got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        data = b"".join(chunks)
+    except OSError as exc:
+        raise ConfigError(f"{what} {path}: cannot read it: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise ConfigError(f"{what} {path} grew past {limit} bytes while it was read")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{what} {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+
+
+def _file_kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
 
 
 def load(cli: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None = None,
@@ -270,10 +323,15 @@ def load(cli: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None 
     values: dict[str, Any] = {}
 
     path = config_file or default_config_file()
-    if path.exists():
+    text: str | None
+    try:
+        text = read_config_file(path, "config file")
+    except FileNotFoundError:
+        text = None
+    if text is not None:
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"config file {path}: cannot parse: {exc}") from exc
         for key, raw in data.items():
             name = key.replace("-", "_")

@@ -10,7 +10,7 @@ from pathlib import Path
 from actors.provider import chatgpt, gemini, overrides
 from actors.provider.table import ProviderTable
 
-from ..config import Config
+from ..config import Config, read_config_file
 from ..errors import ConfigError
 
 SHIPPED: tuple[ProviderTable, ...] = (chatgpt.TABLE, gemini.TABLE)
@@ -30,11 +30,9 @@ def provider_tables(config: Config) -> tuple[ProviderTable, ...]:
         if not path.exists():
             return SHIPPED
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_config_file(path, "providers file")  # a regular file under 1 MiB (not a FIFO, not /dev/zero)
     except FileNotFoundError:
         raise ConfigError(f"providers file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"providers file {path}: cannot read it: {exc}") from None
     try:
         patch = overrides.parse(text, {t.name: t for t in SHIPPED}, source=str(path))
     except overrides.OverrideErrors as exc:
