@@ -545,10 +545,15 @@ class Browser:
         if self.launched is launched:
             # Closed on purpose (by us, or Chrome shutting down as its window closed) is news, not a problem.
             level = logging.INFO if self.stopping or launched.closing else logging.WARNING
-            log.log(level, "the browser we launched (pid %d) exited (code %s)", launched.pid, launched.code)
+            log.log(level, "the browser we launched (pid %d) exited: %s", launched.pid,
+                    process.exit_reason(launched.code))
             self.launched = None
             if self.ownership is Ownership.LAUNCHED:
                 self.ownership = None
+            if level == logging.WARNING:
+                # Why it died is in what it printed last (a CHECK failure before SIGABRT, an out-of-memory line).
+                output = await trio.to_thread.run_sync(process.read_log_since, self.browser_log, launched.log_offset)
+                log.warning("the end of %s: %s", self.browser_log, process.log_tail(output))
         if launched.temp_profile is not None:
             launched.temp_profile.cleanup()
         await launched.pipe.aclose()

@@ -395,3 +395,28 @@ def read_log_since(path: Path, offset: int, limit: int = 1 << 16) -> str:
             return f.read().decode(errors="replace")
     except OSError:
         return ""
+
+
+def exit_reason(code: int | None) -> str:
+    """An exit code as words: a negative one is the signal that killed the browser (-6: SIGABRT, Chromium's CHECK
+    failures and crashes)."""
+    if code is None:
+        return "it is gone (no exit code)"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"killed by {name} (signal {-code}{', a crash' if -code in _CRASH_SIGNALS else ''})"
+    return f"exit code {code}"
+
+
+_CRASH_SIGNALS = {signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGTRAP}
+
+
+def log_tail(output: str, lines: int = 5, width: int = 300) -> str:
+    """The last telling lines a launch wrote to browser.log (noise left out), each cut to `width`, joined with
+    " | " for one log line."""
+    raw = [line for line in output.splitlines() if line.strip() and not _NOISE.search(line)]
+    return " | ".join(line.strip()[:width] for line in raw[-lines:]) or "(nothing)"
+
