@@ -12,7 +12,8 @@
 // connection (other servers neither see nor touch them). While a general lease holds a tab, main-frame document
 // requests are intercepted here (Fetch) and those to a host outside the policy are blocked before they are sent.
 
-import { isBlankUrl, parsePolicy, urlAllowed } from './policy.js';
+import { GENERAL_STRING_MAX_CHARS, capEvent, capString } from './limits.js';
+import { isBlankUrl, parsePolicy, policyHost, urlAllowed } from './policy.js';
 import SHARED from './shared.js';
 
 /** An error with a protocol error code; anything else thrown by a handler is reported as `internal`. */
@@ -33,6 +34,7 @@ export const CDP_METHODS = new Set([
   'Page.removeScriptToEvaluateOnNewDocument',
   'Input.insertText', 'Input.dispatchKeyEvent', 'Input.dispatchMouseEvent',
   'Accessibility.getFullAXTree', 'DOM.getDocument', 'DOM.describeNode',
+  'DOM.setFileInputFiles',  // provider tabs only: an ask's files, which the server checked are the project's
 ]);
 
 /** What the general browser tools may send (actors/browser_tools): page scripts in an isolated world, input,
@@ -162,6 +164,9 @@ export class Executor {
       info.title = '';
       if (!info.claimedByMe && !info.leaseKind) info.url = '';
     }
+    // An about:blank page has the origin of whoever made it (a denied frame can open one and fill it): its title is
+    // page data we cannot vouch for here.
+    if (isBlankUrl(info.url)) info.title = '';
     return info;
   }
 
@@ -298,9 +303,32 @@ export class Executor {
     }
   }
 
+  /** The origin of the tab's about:blank document, read in a world of our own (the page cannot fake it there). */
+  async _blankOrigin(tabId) {
+    const target = { tabId };
+    try {
+      const tree = await chrome.debugger.sendCommand(target, 'Page.getFrameTree');
+      const frameId = tree?.frameTree?.frame?.id;
+      const world = await chrome.debugger.sendCommand(target, 'Page.createIsolatedWorld',
+        { frameId, worldName: 'ai-bridge-policy', grantUniveralAccess: false });
+      const got = await chrome.debugger.sendCommand(target, 'Runtime.evaluate',
+        { expression: 'String(self.origin)', contextId: world.executionContextId, returnByValue: true });
+      return typeof got?.result?.value === 'string' ? got.result.value : 'null';
+    } catch (e) {
+      throw new CommandError('cdp_error', String(e?.message ?? e));
+    }
+  }
+
   /** The policy check of one general CDP command, on the tab's URL now and on where it would go. */
   async _checkGeneral(lease, tabId, method, cdpParams, policy) {
     if (!LEAVING_METHODS.has(method) && !urlAllowed(policy, lease.url)) throw denied(`tab ${tabId}`, lease.url);
+    if (!LEAVING_METHODS.has(method) && isBlankUrl(lease.url)) {
+      // about:blank inherits the origin of the page that opened (or wrote) it: judge it by that origin.
+      const origin = await this._blankOrigin(tabId);
+      if (policyHost(origin) !== null && !urlAllowed(policy, origin)) {
+        throw denied(`tab ${tabId} (about:blank made by ${origin})`, origin);
+      }
+    }
     if (method === 'Page.navigate' && !urlAllowed(policy, cdpParams.url)) throw denied('navigation target', cdpParams.url);
     if (method === 'Page.navigateToHistoryEntry') {
       let entry;
@@ -336,7 +364,9 @@ export class Executor {
       lease.mainFrameId = params.frame.id;
     }
     if (lease?.subs.has(method)) {
-      lease.conn.sendEvent('cdp', { tabId: source.tabId, method, params: params ?? {} });
+      // A page decides how big an event is (a console string of 5 MB, a 1 MB script URL): cut it to fit one frame.
+      const maxString = lease.kind === 'general' ? GENERAL_STRING_MAX_CHARS : Infinity;
+      lease.conn.sendEvent('cdp', { tabId: source.tabId, method, params: capEvent(params ?? {}, undefined, maxString) });
     }
   }
 
@@ -386,19 +416,37 @@ export class Executor {
     if (lease && changeInfo.url !== undefined) lease.url = changeInfo.url;
     if (!('url' in changeInfo) && !('status' in changeInfo)) return; // title/favicon/audible noise
     for (const [conn, tabs] of this.known) {
-      if (tabs.has(tabId)) conn.sendEvent('tabUpdated', { tabId, url: tab.url || tab.pendingUrl || '', status: tab.status });
+      if (tabs.has(tabId)) {
+        conn.sendEvent('tabUpdated', { tabId, url: capString(tab.url || tab.pendingUrl || ''), status: tab.status });
+      }
     }
   }
 }
 
 // ---- command handlers (`this` is the Executor) ------------------------------------------------------------------
 
+/** One CDP command of a cdp.send / cdp.batch. A `Runtime.evaluate` with `aibGuard: true` in its params is a
+ * *guard* (never sent with that key): it must evaluate to true, else the batch stops there with policy_denied — the
+ * server's page script checks that input or a capture right after it cannot reach a sealed frame or a denied URL. */
 function cdpCommand(c) {
   if (!isPlainObject(c)) throw new CommandError('bad_params', 'each command must be {"method", "params"}');
-  const { method, params = {} } = c;
+  const { method, params: raw = {} } = c;
   if (typeof method !== 'string') throw new CommandError('bad_params', 'method must be a string');
-  if (!isPlainObject(params)) throw new CommandError('bad_params', 'params must be an object');
-  return { method, params };
+  if (!isPlainObject(raw)) throw new CommandError('bad_params', 'params must be an object');
+  const { aibGuard, ...params } = raw;
+  const guard = aibGuard === true;
+  if (aibGuard !== undefined && (!guard || method !== 'Runtime.evaluate')) {
+    throw new CommandError('bad_params', 'aibGuard: true is only for Runtime.evaluate');
+  }
+  return { method, params, guard };
+}
+
+function checkGuard(result) {
+  const value = result?.result?.value;
+  if (value === true) return;
+  const why = typeof value === 'string' ? value
+    : `the check failed (${JSON.stringify(result?.exceptionDetails?.text ?? result?.result ?? null).slice(0, 200)})`;
+  throw new CommandError('policy_denied', why.slice(0, 1000));
 }
 
 const HANDLERS = {
@@ -563,7 +611,8 @@ const HANDLERS = {
   async 'cdp.send'(conn, params) {
     const tabId = tabIdOf(params);
     const policy = policyOf(params);
-    const { method, params: cdpParams } = cdpCommand(params);
+    const { method, params: cdpParams, guard } = cdpCommand(params);
+    if (guard && !policy) throw new CommandError('bad_params', 'a guard is a general-tool command: it needs a policy');
     if (!(policy ? GENERAL_CDP_METHODS : CDP_METHODS).has(method)) {
       throw new CommandError('method_not_allowed', `CDP method not allowed: ${method}`);
     }
@@ -571,7 +620,9 @@ const HANDLERS = {
     if (policy) {
       lease.policy = policy;
       await this._checkGeneral(lease, tabId, method, cdpParams, policy);
-      return this._send(tabId, method, cdpParams);
+      const result = await this._send(tabId, method, cdpParams);
+      if (guard) checkGuard(result);
+      return result;
     }
     // The tab may have navigated since the attach: check where it is now, and where it is being sent.
     if (!siteAllowed(lease.url, conn.selfTestUrl)) {
@@ -601,9 +652,11 @@ const HANDLERS = {
     const lease = await this._myLease(conn, tabId, policy);
     lease.policy = policy;
     const results = [];
-    for (const { method, params: cdpParams } of list) {
+    for (const { method, params: cdpParams, guard } of list) {
       await this._checkGeneral(lease, tabId, method, cdpParams, policy);
-      results.push(await this._send(tabId, method, cdpParams));
+      const result = await this._send(tabId, method, cdpParams);
+      if (guard) checkGuard(result);
+      results.push(result);
     }
     return { results };
   },

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import shutil
 import struct
@@ -13,19 +14,36 @@ import subprocess
 from pathlib import Path
 from typing import Any, get_args
 
+import attrs
 import pytest
 import trio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from actors.browser.process import exit_reason, log_tail
 from actors.browser_tools.actor import extension_error, tool_name
 from actors.browser_tools.interaction import key_events, parse_combo
 from actors.browser_tools.page import page_error
 from actors.browser_tools.policy import CAPABILITY, Policy, normalize_url, url_allowed
-from actors.browser_tools.reading import image_size
-from actors.browser_tools.tab import CONSOLE_KEEP, NETWORK_KEEP, ConsoleBuffer, NetworkBuffer, ToolTab
+from actors.browser_tools.reading import MAX_SHOT_SIDE, _capped, image_size
+from actors.browser_tools.tab import (
+    CONSOLE_KEEP,
+    ERROR_MAX,
+    FIELD_MAX,
+    NETWORK_KEEP,
+    SOURCE_MAX,
+    TEXT_MAX,
+    URL_MAX,
+    ConsoleBuffer,
+    NetworkBuffer,
+    ToolTab,
+)
 from actors.mcp_front.tools import TOOLS
 from actors.protocol import browser_tools as bt
 from actors.protocol.relay import TabEvent, TabEventKind
-from supervisor.config import Config, host_pattern, load
+from actors.relay.wire import oversized
+from supervisor.app.providers import provider_tables
+from supervisor.config import CONFIG_FILE_MAX_BYTES, Config, host_pattern, load, read_config_file
 from supervisor.errors import (
     BadExtensionReply,
     CdpError,
@@ -372,3 +390,165 @@ def test_image_sizes() -> None:
     jpeg = (b"\xff\xd8" + b"\xff\xe0" + struct.pack(">H", 16) + b"JFIF\0" + b"\0" * 9
             + b"\xff\xc0" + struct.pack(">HBHH", 17, 8, 300, 400) + b"\0" * 10)
     assert image_size(base64.b64encode(jpeg).decode(), bt.ImageFormat.JPEG) == (400, 300)
+
+
+# --- every size is capped where it enters (issue 26.3) ----------------------------------------------------------------
+
+LONG = st.text(max_size=30) | st.builds(lambda c, n: c * n, st.characters(), st.integers(0, 200_000))
+
+
+@settings(max_examples=60, deadline=None)
+@given(level=LONG, text=LONG, url=LONG, line=st.none() | st.floats(allow_nan=True, allow_infinity=True))
+def test_console_entries_are_capped_field_by_field(level: str, text: str, url: str, line: float | None) -> None:
+    tab = ToolTab(1, bt.TabOwner.TOOLS)
+    tab.console = ConsoleBuffer()
+    params: dict[str, Any] = {"type": level, "args": [{"type": "string", "value": text}] * 3,
+                              "stackTrace": {"callFrames": [{"url": url, "lineNumber": line}]}}
+    tab.on_event(TabEvent(TabEventKind.CDP, 1, "Runtime.consoleAPICalled", params))
+    tab.on_event(TabEvent(TabEventKind.CDP, 1, "Runtime.exceptionThrown",
+                          {"exceptionDetails": {"text": text, "url": url, "lineNumber": line}}))
+    for entry in tab.console.entries:
+        assert len(entry.text) <= TEXT_MAX + 40 and len(entry.source) <= SOURCE_MAX + 60
+        assert len(entry.level) <= FIELD_MAX + 40
+        if len(text) > TEXT_MAX:
+            assert "…[truncated" in entry.text
+
+
+@settings(max_examples=60, deadline=None)
+@given(method=LONG, url=LONG, status=st.none() | st.integers() | st.floats(), status_text=LONG, mime=LONG,
+       error=LONG, size=st.none() | st.floats() | st.integers(), t=st.none() | st.floats())
+def test_network_entries_are_capped_field_by_field(method: str, url: str, status: Any, status_text: str, mime: str,
+                                                   error: str, size: Any, t: Any) -> None:
+    buf = NetworkBuffer()
+    buf.on_event("Network.requestWillBeSent", {"requestId": "1", "request": {"url": "https://a.test/" + url,
+                                                                            "method": method}, "type": mime,
+                                               "timestamp": 1.0})
+    buf.on_event("Network.responseReceived", {"requestId": "1", "response": {"status": status,
+                                                                            "statusText": status_text,
+                                                                            "mimeType": mime}})
+    buf.on_event("Network.requestWillBeSent", {"requestId": "1", "request": {"url": url},
+                                               "redirectResponse": {"status": status, "statusText": status_text}})
+    buf.on_event("Network.loadingFailed", {"requestId": "1", "errorText": error, "timestamp": t})
+    buf.on_event("Network.loadingFinished", {"requestId": "1", "encodedDataLength": size, "timestamp": t})
+    for e in buf.entries():
+        assert len(e.url) <= URL_MAX + 40 and len(e.method) <= FIELD_MAX + 40
+        assert len(e.status_text) <= FIELD_MAX + 40 and len(e.mime_type) <= FIELD_MAX + 40
+        assert len(e.resource_type) <= FIELD_MAX + 40 and len(e.error) <= ERROR_MAX + 60
+        assert e.status is None or 0 < e.status < 1000
+        json.dumps(e.as_json(), allow_nan=False)  # every number finite: the result is valid JSON
+
+
+@settings(max_examples=200, deadline=None)
+@given(w=st.floats(-1e12, 1e12), h=st.floats(-1e12, 1e12))
+def test_screenshot_clips_are_capped_both_ways(w: float, h: float) -> None:
+    clip, cut = _capped({"x": 0, "y": 0, "width": w, "height": h, "scale": 1})
+    assert 1 <= float(str(clip["width"])) <= MAX_SHOT_SIDE and 1 <= float(str(clip["height"])) <= MAX_SHOT_SIDE
+    assert cut is (w > MAX_SHOT_SIDE or h > MAX_SHOT_SIDE)
+
+
+@settings(max_examples=100, deadline=None)
+@given(kind=st.sampled_from(["event", "result", "error", "ping"]), fill=st.integers(0, 3000),
+       wide=st.booleans())
+def test_oversized_frames_are_named_for_the_log(kind: str, fill: int, wide: bool) -> None:
+    limit = 1000
+    frame = json.dumps({"type": kind, "event": "cdp", "params": {"x": ("é" if wide else "x") * fill}},
+                       ensure_ascii=False)
+    got = oversized(frame, limit)
+    if len(frame.encode()) <= limit:
+        assert got is None
+    else:
+        assert got is not None and f"({kind} cdp)" in got and str(len(frame.encode())) in got
+    assert (oversized(frame.encode(), limit) is None) == (len(frame.encode()) <= limit)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(size=st.integers(0, 3000), limit=st.integers(1, 2000))
+def test_config_files_must_be_small_regular_files(tmp_path: Path, size: int, limit: int) -> None:
+    path = tmp_path / "settings.toml"
+    path.write_text("#" * size)
+    if size <= limit:
+        assert read_config_file(path, "config file", limit) == "#" * size
+    else:
+        with pytest.raises(ConfigError, match=f"more than the {limit}"):
+            read_config_file(path, "config file", limit)
+
+
+def test_config_files_that_are_not_regular_files_are_refused_without_reading(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # nobody writes: reading it would block forever
+    with pytest.raises(ConfigError, match="not a regular file \\(a FIFO\\)"):
+        read_config_file(fifo, "providers file")
+    with pytest.raises(ConfigError, match="a character device"):
+        read_config_file(Path("/dev/zero"), "providers file")
+    with pytest.raises(ConfigError, match="a directory"):
+        read_config_file(tmp_path, "config file")
+    with pytest.raises(FileNotFoundError):
+        read_config_file(tmp_path / "none", "config file")
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b"a = '\xff'")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        read_config_file(bad, "config file")
+    with pytest.raises(ConfigError, match="a FIFO"):
+        load({}, env={}, config_file=fifo)
+    big = tmp_path / "providers.toml"
+    big.write_text("#" * (CONFIG_FILE_MAX_BYTES + 1))
+    with pytest.raises(ConfigError, match="more than"):
+        provider_tables(attrs.evolve(Config(), providers_file=big))
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sizes=st.lists(st.integers(0, 6 << 20), min_size=1, max_size=4), wide=st.booleans())
+def test_the_extension_cuts_events_to_fit_one_frame(tmp_path: Path, sizes: list[int], wide: bool) -> None:
+    # extension/limits.js (and the shared.js it reads) as ES modules under node.
+    (tmp_path / "package.json").write_text('{"type": "module"}')
+    for name in ("limits.js", "shared.js"):
+        (tmp_path / name).write_text((REPO / "extension" / name).read_text())
+    (tmp_path / "run.js").write_text(
+        "import { capEvent, EVENT_BUDGET_BYTES } from './limits.js';\n"
+        f"const sizes = {json.dumps(sizes)}; const ch = {json.dumps('é' if wide else 'x')};\n"
+        "const params = { args: sizes.map((n, i) => ({ type: 'string', value: ch.repeat(n), i })) };\n"
+        "const out = capEvent(params);\n"
+        "const bytes = new TextEncoder().encode(JSON.stringify(out)).length;\n"
+        "const before = new TextEncoder().encode(JSON.stringify(params)).length;\n"
+        "console.log(JSON.stringify({ bytes, before, budget: EVENT_BUDGET_BYTES, same: out === params,\n"
+        "  marked: JSON.stringify(out).includes('…[truncated '), n: out.args?.length ?? -1 }));\n")
+    out = subprocess.run(["node", str(tmp_path / "run.js")], capture_output=True, text=True, check=True, timeout=60)
+    got = json.loads(out.stdout)
+    assert got["bytes"] <= got["budget"]
+    if got["before"] <= got["budget"]:
+        assert got["same"]
+    else:
+        assert got["marked"] and got["n"] == len(sizes)  # cut strings, the event's shape kept
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_general_tab_events_cut_every_long_string(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text('{"type": "module"}')
+    for name in ("limits.js", "shared.js"):
+        (tmp_path / name).write_text((REPO / "extension" / name).read_text())
+    (tmp_path / "run.js").write_text(
+        "import { capEvent, GENERAL_STRING_MAX_CHARS as M } from './limits.js';\n"
+        "const p = { stackTrace: { callFrames: [{ url: 'u'.repeat(1 << 20), lineNumber: 3 }] }, args: ['short'] };\n"
+        "const out = capEvent(p, undefined, M);\n"
+        "const small = { a: 'x'.repeat(100) };\n"
+        "console.log(JSON.stringify({ len: out.stackTrace.callFrames[0].url.length, line: out.stackTrace"
+        ".callFrames[0].lineNumber, args: out.args, same: capEvent(small, undefined, M) === small, M,"
+        " provider: capEvent(p) === p }));\n")
+    out = json.loads(subprocess.run(["node", str(tmp_path / "run.js")], capture_output=True, text=True, check=True,
+                                    timeout=30).stdout)
+    assert out["M"] < out["len"] < out["M"] + 40 and out["line"] == 3 and out["args"] == ["short"]
+    assert out["same"] and out["provider"]  # a provider's 1 MB event fits the frame: left whole
+
+
+def test_a_browser_crash_is_logged_with_its_signal_and_last_lines() -> None:
+    assert exit_reason(-6) == "killed by SIGABRT (signal 6, a crash)"
+    assert exit_reason(-9) == "killed by SIGKILL (signal 9)"
+    assert exit_reason(1) == "exit code 1" and "no exit code" in exit_reason(None)
+    assert "signal 99" in exit_reason(-99)
+    output = ("[1:1:FATAL:dbus/bus.cc(408)] Failed to connect to the bus\n"
+              "[1:1:FATAL:paint_op_buffer.cc(12)] Check failed: width <= 65535\n\n")
+    tail = log_tail(output)
+    assert "Check failed: width" in tail and "dbus" not in tail
+    assert log_tail("") == "(nothing)"
+    assert len(log_tail("x" * 5000)) == 300

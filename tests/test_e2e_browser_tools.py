@@ -15,6 +15,7 @@ import json
 import os
 import struct
 import subprocess
+import zlib
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -634,3 +635,194 @@ async def test_a_tab_another_debugger_holds_is_read_without_taking_it_from_its_h
         assert "Sign up" in (await ok(b, "get_text"))["text"]
         st = await b.status()
     assert find_actor(st, "browser_tools")["restarts"] == 0
+
+
+# --- every way in: frames, popups, input, document.domain, new-tab clicks (issue 26) ------------------------------
+
+
+def red_pixels(res: Any) -> int:
+    """How many pixels of a PNG screenshot are the denied frame's red (#c00): a small PNG decoder (8-bit RGB/RGBA,
+    every filter type), enough for Chromium's screenshots."""
+    data = base64.b64decode(res.content[1].data)
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width, height, channels = 8, b"", 0, 0, 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and color in (2, 6), (depth, color)
+            channels = 3 if color == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    prev = bytearray(stride)
+    red = 0
+    for row in range(height):
+        base = row * (stride + 1)
+        ftype, line = raw[base], bytearray(raw[base + 1:base + 1 + stride])
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b, c = prev[i], prev[i - channels] if i >= channels else 0
+            if ftype == 1:
+                line[i] = (line[i] + a) & 0xFF
+            elif ftype == 2:
+                line[i] = (line[i] + b) & 0xFF
+            elif ftype == 3:
+                line[i] = (line[i] + (a + b) // 2) & 0xFF
+            elif ftype == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
+        red += sum(1 for x in range(0, stride, channels) if line[x] > 170 and line[x + 1] < 60 and line[x + 2] < 60)
+        prev = line
+    return red
+
+
+async def frame_target(dt: Any, url_prefix: str) -> str:
+    async def find() -> str | None:
+        targets = (await dt.send("Target.getTargets"))["targetInfos"]
+        return next((t["targetId"] for t in targets if t["type"] == "iframe" and t["url"].startswith(url_prefix)),
+                    None)
+    return await eventually(find, 10, f"the frame {url_prefix}")  # type: ignore[no-any-return]
+
+
+async def in_frame(dt: Any, target: str, expression: str) -> Any:
+    """Run script in a (denied) frame, with a user gesture: what the frame's own page does."""
+    session = (await dt.send("Target.attachToTarget", {"targetId": target, "flatten": True}))["sessionId"]
+    try:
+        got = await dt.send("Runtime.evaluate", {"expression": expression, "userGesture": True,
+                                                 "returnByValue": True}, session)
+        return got.get("result", {}).get("value")
+    finally:
+        await dt.send("Target.detachFromTarget", {"sessionId": session})
+
+
+async def test_denied_frames_are_neither_shown_nor_driven(toolsite: ToolSite, tmp_path: Path) -> None:
+    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b, b.devtools() as dt:
+        tab = (await ok(b, "tab_new", {"url": "https://allowed.test/denied-frame"}))["tabId"]
+        frame = await frame_target(dt, "https://denied.test/frame-secret")
+        await eventually(lambda: in_frame(dt, frame, "document.readyState === 'complete'"), 10, "the frame loaded")
+
+        # Screenshots: the denied frame's pixels (a red page) are masked, the allowed page around it is not.
+        for args in ({}, {"mode": "full_page"}, {"selector": "#df"}):
+            assert red_pixels(await succeeds(b, "screenshot", args)) == 0, args
+        assert "allowed text" in await text_of(b, "#mine")
+        snap = (await ok(b, "snapshot"))["snapshot"]
+        assert "not inspected" in snap and "DENIED FRAME" not in snap
+
+        # Input: a click into the denied frame is refused; so are keys once the focus is inside it (a user clicked it).
+        toolsite.reset()
+        await fails(b, "click", {"selector": "#df"}, "policy_denied")
+        await fails(b, "hover", {"selector": "#df"}, "policy_denied")
+        page = next(p["targetId"] for p in await dt.pages("https://allowed.test/denied-frame"))
+        session = (await dt.send("Target.attachToTarget", {"targetId": page, "flatten": True}))["sessionId"]
+        box = await page_eval(dt, page, "JSON.stringify(document.getElementById('df').getBoundingClientRect())")
+        inner = await in_frame(dt, frame, "JSON.stringify(document.getElementById('q').getBoundingClientRect())")
+        x = json.loads(box)["x"] + json.loads(inner)["x"] + 5
+        y = json.loads(box)["y"] + json.loads(inner)["y"] + 5
+        for kind in ("mousePressed", "mouseReleased"):
+            await dt.send("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left",
+                                                       "clickCount": 1}, session)
+        await dt.send("Target.detachFromTarget", {"sessionId": session})
+        await eventually(lambda: in_frame(dt, frame, "document.activeElement.id === 'q'"), 5, "focus in the frame")
+        await fails(b, "press", {"key": "a"}, "policy_denied")
+        await fails(b, "press", {"key": "Enter"}, "policy_denied")
+        await fails(b, "type", {"selector": "#q", "text": "x", "submit": True, "timeout_s": 1}, "element_not_found")
+        assert await in_frame(dt, frame, "document.getElementById('q').value") == ""
+        assert not toolsite.requested("denied.test", "/api/echo")
+
+        # New-tab clicks (middle button, Control, Shift, Meta) on a link to a denied site are refused; to an allowed
+        # one they work.
+        await dt.send("Target.activateTarget", {"targetId": page})
+        for args in ({"button": "middle"}, {"modifiers": ["Control"]}, {"modifiers": ["Shift"]},
+                     {"modifiers": ["Meta"]}):
+            assert "denied.test" in await fails(b, "click", {"selector": "#denied-link", **args}, "policy_denied")
+        await trio.sleep(0.5)
+        assert not await dt.pages("https://denied.test/secret") and not toolsite.requested("denied.test", "/secret")
+        await ok(b, "click", {"selector": "#allowed-link", "modifiers": ["Control"]})
+        await eventually(lambda: dt.pages("https://allowed.test/landing"), 10, "the allowed link in a new tab")
+
+        # A popup the denied frame opens and fills: about:blank, but with the denied frame's origin.
+        assert await in_frame(dt, frame, "openSecretPopup()") is True
+
+        async def popup() -> dict[str, Any] | None:
+            tabs = (await ok(b, "tabs_list"))["tabs"]
+            return next((t for t in tabs if t["url"] == "about:blank" and t["owner"] == "tools"), None)
+
+        pop = await eventually(popup, 10, "the popup listed")
+        assert "SECRET" not in json.dumps(await ok(b, "tabs_list")), "a denied popup's title was listed"
+        for tool in ("get_text", "get_html", "read_as_markdown", "snapshot", "screenshot", "console_logs"):
+            message = await fails(b, tool, {"tab_id": pop["tabId"]}, "policy_denied")
+            assert "denied.test" in message and "SECRET" not in message, tool
+        await ok(b, "tab_select", {"tab_id": tab})
+
+        # document.domain: a sibling subdomain the policy denies is not inlined, whatever the two pages agreed.
+        await ok(b, "tab_new", {"url": "https://allowed.test/domain-parent"})
+        parent = next(p["targetId"] for p in await dt.pages("https://allowed.test/domain-parent"))
+        # The page itself can read its sibling's text: the two relaxed document.domain.
+        await eventually(lambda: page_eval(dt, parent, "document.getElementById('sib').contentDocument?.body"
+                                           "?.innerText.includes('SIBLING SECRET') === true"), 10, "the sibling")
+        for tool in ("get_text", "get_html", "read_as_markdown", "snapshot"):
+            got = json.dumps(await ok(b, tool))
+            assert "parent text" in got or tool in ("snapshot", "get_html"), tool
+            assert "SIBLING SECRET" not in got and "Sibling button" not in got, tool
+        found = await ok(b, "query", {"what": "find_text", "text": "SIBLING"})
+        assert found["count"] == 0
+        await fails(b, "click", {"selector": "#sibbtn", "timeout_s": 0.5}, "element_not_found")
+        await fails(b, "click", {"selector": "#sib"}, "policy_denied")
+
+
+# --- sizes capped where they enter, and the smaller failures (issue 26.3 and 26.5) --------------------------------
+
+
+async def test_sizes_are_capped_and_small_failures_are_typed(toolsite: ToolSite, tmp_path: Path) -> None:
+    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b, b.devtools() as dt:
+        # A page 70,000 px wide: the full-page capture is cut both ways (it used to abort the whole browser).
+        await ok(b, "tab_new", {"url": "https://allowed.test/wide"})
+        full = await succeeds(b, "screenshot", {"mode": "full_page"})
+        assert full.structured_content["truncated"] is True
+        assert png_size(full)[0] <= 8192 and png_size(full)[1] <= 8192
+        tall = await succeeds(b, "screenshot", {"selector": "#tall"})
+        assert tall.structured_content["truncated"] is True and png_size(tall)[1] <= 8192
+
+        # Console entries from a script with a 1 MB source URL: each field is capped as it enters.
+        await ok(b, "navigate", {"url": "https://allowed.test/console-spam"})
+        await ok(b, "console_logs")  # starts collecting
+        page = next(p["targetId"] for p in await dt.pages("https://allowed.test/console-spam"))
+        assert await page_eval(dt, page, "spam(20, 1 << 20)") == 20
+        logs = await eventually(lambda: _console_with(b, "spam 19"), 30, "the spam logged")
+        assert len(json.dumps(logs)) < 20 * 2000
+        assert all(len(e["source"]) < 1100 and "…[truncated" in e["source"] for e in logs["entries"])
+
+        # One console line bigger than the link's frame: cut by the extension, the link stays up.
+        before = (await b.status())["extension"]
+        assert await page_eval(dt, page, "huge(5)") == 5
+        huge = await eventually(lambda: _console_with(b, "Huuu"), 20, "the huge line, cut")
+        assert next(e for e in huge["entries"] if e["text"].startswith("Huuu"))["text"].endswith("chars]")
+        after = (await b.status())["extension"]
+        assert after["connected"] and after["since"] == before["since"], (before, after)
+
+        # key_events beyond one batch (more than 31 characters).
+        await ok(b, "navigate", {"url": "https://allowed.test/form"})
+        long_text = "The quick brown fox jumps over the lazy dog, twice over."
+        typed = await ok(b, "type", {"selector": "#name", "text": long_text, "key_events": True})
+        assert typed["value"] == long_text
+
+        # max_chars at its documented maximum on non-ASCII text: cut to fit, never a failure.
+        await page_eval(dt, next(p["targetId"] for p in await dt.pages("https://allowed.test/form")),
+                        "document.body.append('漢字'.repeat(1_200_000)); 1")
+        text = await ok(b, "get_text", {"max_chars": 2_000_000})
+        assert text["truncated"] is True and text["chars"] > 2_000_000 and 500_000 < len(text["text"]) < 2_000_000
+
+        # A meta refresh to a denied site: a typed policy_denied naming it, not a raw cdp_error.
+        assert "denied.test" in await fails(b, "navigate", {"url": "https://allowed.test/meta-refresh"},
+                                            "policy_denied")
+        assert not toolsite.requested("denied.test")
+
+
+async def _console_with(b: Bridge, needle: str) -> dict[str, Any] | None:
+    logs = await ok(b, "console_logs", {"limit": 1000})
+    return logs if any(needle in e["text"] for e in logs["entries"]) else None

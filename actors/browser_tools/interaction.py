@@ -31,7 +31,7 @@ from ..protocol.browser_tools import (
 )
 from ..protocol.common import JSON, JSONObject
 from . import page as pg
-from .page import Page, target_json
+from .page import Page, guard, target_json
 
 MODIFIERS = {"alt": ("Alt", "AltLeft", 18, 1), "control": ("Control", "ControlLeft", 17, 2),
              "ctrl": ("Control", "ControlLeft", 17, 2), "meta": ("Meta", "MetaLeft", 91, 4),
@@ -150,11 +150,23 @@ def _report(page: Page, action: Action, got: JSONObject, *, x: float | None = No
                         key=key, value=value, selected=selected, re_resolved=pg.flag(got, "reResolved"))
 
 
+# Modifier bits (CDP): Alt 1, Control 2, Meta 4, Shift 8. A click with Control, Meta or Shift, or with the middle
+# button, opens a link (or a form's result) in a new tab or window.
+NEW_TAB_MODIFIERS = 2 | 4 | 8
+
+
+async def pointer_guard(page: Page, x: float, y: float, *, new_tab: bool = False) -> tuple[str, JSONObject]:
+    """Right before pointer input: (x, y) is not inside a sealed frame and, for a new-tab click, what it opens is
+    allowed (page.js `pointGuard`, run by the extension in the same batch)."""
+    return await guard(page, "point", {"x": x, "y": y, "newTab": new_tab})
+
+
 async def click(page: Page, msg: Click) -> ActionReport:
     got = await point(page, msg.target, msg.timeout_s)
     x, y = pg.num(got, "x"), pg.num(got, "y")
     mods = modifier_mask(msg.modifiers)
-    cmds = [FRONT, mouse("mouseMoved", x, y, modifiers=mods)]
+    new_tab = msg.button is MouseButton.MIDDLE or bool(mods & NEW_TAB_MODIFIERS)
+    cmds = [FRONT, await pointer_guard(page, x, y, new_tab=new_tab), mouse("mouseMoved", x, y, modifiers=mods)]
     for n in range(1, msg.click_count + 1):
         cmds.append(mouse("mousePressed", x, y, button=msg.button.value, clickCount=n, modifiers=mods))
         cmds.append(mouse("mouseReleased", x, y, button=msg.button.value, clickCount=n, modifiers=mods))
@@ -165,34 +177,44 @@ async def click(page: Page, msg: Click) -> ActionReport:
 async def hover(page: Page, msg: Hover) -> ActionReport:
     got = await point(page, msg.target, msg.timeout_s, need_enabled=False)
     x, y = pg.num(got, "x"), pg.num(got, "y")
-    await page.cdp.batch([FRONT, mouse("mouseMoved", x, y)], timeout_s=10)
+    await page.cdp.batch([FRONT, await pointer_guard(page, x, y), mouse("mouseMoved", x, y)], timeout_s=10)
     return _report(page, Action.HOVER, got, x=x, y=y)
+
+
+# The extension runs at most this many commands in one cdp.batch (extension/executor.js MAX_BATCH).
+BATCH_MAX = 64
 
 
 async def type_text(page: Page, msg: TypeText) -> ActionReport:
     got = await page.op_until("focus", {"target": msg.target.as_json(), "clear": msg.clear}, msg.timeout_s)
-    cmds: list[tuple[str, JSONObject]] = [FRONT]
+    # Key input in groups (one character's events stay together), each group sent after FRONT and the focus guard.
+    groups: list[list[tuple[str, JSONObject]]] = []
     if msg.key_events:
-        for ch in msg.text:
-            cmds += key_events("Enter" if ch == "\n" else ch)
+        groups += [key_events("Enter" if ch == "\n" else ch) for ch in msg.text]
     elif msg.text:
-        cmds.append(("Input.insertText", {"text": msg.text}))
+        groups.append([("Input.insertText", {"text": msg.text})])
     elif msg.clear and not pg.flag(got, "empty"):
-        cmds += key_events("Backspace")  # deletes the selection focus made
+        groups.append(key_events("Backspace"))  # deletes the selection focus made
     if msg.submit:
-        cmds += key_events("Enter")
+        groups.append(key_events("Enter"))
     else:
         # Read the field back in the same round trip (not after a submit: that may start a navigation).
-        cmds.append(("Runtime.evaluate", {"expression": "globalThis.__aibTools.run('activeValue', {})",
-                                          "contextId": await page.world(), "returnByValue": True}))
-    value: str | None = None
-    if len(cmds) > 1:
+        groups.append([("Runtime.evaluate", {"expression": "globalThis.__aibTools.run('activeValue', {})",
+                                             "contextId": await page.world(), "returnByValue": True})])
+    batches: list[list[tuple[str, JSONObject]]] = []
+    for group in groups:
+        if not batches or len(batches[-1]) + len(group) > BATCH_MAX:
+            batches.append([FRONT, await guard(page, "focus")])
+        batches[-1].extend(group)
+    results: list[JSONObject] = []
+    for cmds in batches:
         results = await page.cdp.batch(cmds, timeout_s=30)
-        if not msg.submit:
-            read = pg.obj(pg.obj(results[-1].get("result", {}), "result").get("value"), "activeValue")
-            page.policy.check_url(pg.text(read, "url"), f"tab {page.tab.tab_id}")
-            v = read.get("value")
-            value = v if isinstance(v, str) else None
+    value: str | None = None
+    if not msg.submit:
+        read = pg.obj(pg.obj(results[-1].get("result", {}), "result").get("value"), "activeValue")
+        page.policy.check_document(pg.text(read, "url"), pg.text(read, "origin"), f"tab {page.tab.tab_id}")
+        v = read.get("value")
+        value = v if isinstance(v, str) else None
     return _report(page, Action.TYPE, got, value=value)
 
 
@@ -201,7 +223,8 @@ async def press(page: Page, msg: Press) -> ActionReport:
     got: JSONObject = {}
     if msg.target is not None:
         got = await page.op_until("focusAny", {"target": msg.target.as_json()}, msg.timeout_s)
-    await page.cdp.batch([FRONT, *events], timeout_s=10)
+    # Keys go where the focus is: never into a sealed frame (one a click or a Tab moved the focus into).
+    await page.cdp.batch([FRONT, await guard(page, "focus"), *events], timeout_s=10)
     return _report(page, Action.PRESS, got, key=msg.key)
 
 
@@ -230,7 +253,8 @@ async def drag(page: Page, msg: Drag) -> ActionReport:
     dst = await point(page, msg.dest, msg.timeout_s, need_enabled=False)
     x0, y0, x1, y1 = pg.num(src, "x"), pg.num(src, "y"), pg.num(dst, "x"), pg.num(dst, "y")
     steps = 8  # intermediate moves: drag libraries look for movement past a threshold
-    cmds = [FRONT, mouse("mouseMoved", x0, y0), mouse("mousePressed", x0, y0, button="left", clickCount=1)]
+    cmds = [FRONT, await pointer_guard(page, x0, y0), await pointer_guard(page, x1, y1), mouse("mouseMoved", x0, y0),
+            mouse("mousePressed", x0, y0, button="left", clickCount=1)]
     for i in range(1, steps + 1):
         cmds.append(mouse("mouseMoved", x0 + (x1 - x0) * i / steps, y0 + (y1 - y0) * i / steps, button="left",
                           buttons=1))

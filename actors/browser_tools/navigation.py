@@ -12,7 +12,7 @@ import math
 
 import trio
 
-from supervisor.errors import BridgeError, BrowserTimeout, NavigationFailed, PolicyDenied
+from supervisor.errors import BridgeError, BrowserTimeout, CdpError, NavigationFailed, PolicyDenied
 
 from ..protocol.browser_tools import History, HistoryStep, NavReport, WaitUntil
 from . import page as pg
@@ -91,8 +91,15 @@ async def poll_ready(page: Page) -> None:
         page.tab.dcl = True
 
 
-async def report(page: Page, wait_until: WaitUntil) -> NavReport:
-    got = await page.op("hello", timeout_s=10)
+async def report(page: Page, wait_until: WaitUntil, blocked0: int | None = None) -> NavReport:
+    try:
+        got = await page.op("hello", timeout_s=10)
+    except CdpError as exc:
+        # The page moved on while we looked (a meta refresh, a script's location change): if the extension blocked
+        # where it went, that is the answer, not Chrome's words about a vanished document.
+        if blocked0 is not None and (blocked := _blocked(page, blocked0)) is not None:
+            raise blocked from exc
+        raise
     status = got.get("status")
     return NavReport(page.tab.tab_id, page.tab.url, page.tab.title,
                      status if isinstance(status, int) and not isinstance(status, bool) else None, wait_until)
@@ -124,7 +131,7 @@ async def navigate(page: Page, url: str, wait_until: WaitUntil, timeout_s: float
     # No loader id: a same-document navigation (a fragment), done at its navigatedWithinDocument.
     await _settle(page, seq0=seq0, blocked0=blocked0, loader=loader if isinstance(loader, str) and loader else None,
                   wait_until=wait_until, deadline=deadline)
-    return await report(page, wait_until)
+    return await report(page, wait_until, blocked0)
 
 
 async def history(page: Page, msg: History) -> NavReport:
@@ -148,7 +155,7 @@ async def history(page: Page, msg: History) -> NavReport:
         await page.cdp.send("Page.navigateToHistoryEntry", {"entryId": pg.integer(entry, "id")},
                             timeout_s=msg.timeout_s)
     await _settle(page, seq0=seq0, blocked0=blocked0, loader=None, wait_until=msg.wait_until, deadline=deadline)
-    return await report(page, msg.wait_until)
+    return await report(page, msg.wait_until, blocked0)
 
 
 async def wait_load_state(page: Page, state: WaitUntil, timeout_s: float) -> None:

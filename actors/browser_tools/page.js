@@ -1,7 +1,8 @@
 // ai-bridge browser tools: the page side. Evaluated once per document in an isolated world of the main frame
 // (actors/browser_tools/page.py): the page's own scripts never see it, and cannot tamper with what it reads.
 //
-// It walks the composed tree — open shadow roots and same-origin iframes included — to build the snapshot, keeps the
+// It walks the composed tree — open shadow roots and same-origin iframes whose document the domain policy allows
+// (`init.hosts`, the server's patterns) included — to build the snapshot, keeps the
 // ref registry (a ref names one element of this document; refs count on from `refStart`, which the server raises
 // across documents so that a ref of an earlier page never names an element of a later one), resolves targets, and
 // reads the page. Every op returns {ok, url, nextRef, ...} or {ok: false, error: {code, message, retry}}; the server
@@ -11,6 +12,7 @@
   if (globalThis.__aibTools) return globalThis.__aibTools.hello();
 
   const start = init.refStart;
+  const HOSTS = Array.isArray(init.hosts) ? init.hosts.map((h) => String(h).toLowerCase()) : [];
   let next = start;
   const refs = new Map(); // 'e12' -> {el: WeakRef, role, name, tag}
   const refOf = new WeakMap(); // element -> 'e12'
@@ -29,14 +31,81 @@
   // ---- the composed tree ---------------------------------------------------------------------------------------
 
   const SKIP_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE']);
+  // Elements that can hold a document of their own.
+  const FRAME_TAGS = new Set(['IFRAME', 'FRAME', 'OBJECT', 'EMBED']);
 
-  function frameDoc(el) {
-    if (el.tagName !== 'IFRAME' && el.tagName !== 'FRAME') return null;
+  // ---- the domain policy, as extension/policy.js and actors/browser_tools/policy.py judge a URL -----------------
+
+  function hostAllowed(host) {
+    for (const p of HOSTS) {
+      if (p === '*') return true;
+      if (p.startsWith('*.') ? host === p.slice(2) || host.endsWith(p.slice(1)) : host === p) return true;
+    }
+    return false;
+  }
+
+  /** true / false for an http(s) URL or origin; null when the policy cannot judge it (about:, blob:, 'null'). */
+  function httpAllowed(url) {
+    let u;
     try {
-      return el.contentDocument || null; // null for cross-origin frames
+      u = new URL(url);
     } catch {
       return null;
     }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
+    const host = u.hostname.toLowerCase();
+    return hostAllowed(host.endsWith('.') ? host.slice(0, -1) : host);
+  }
+
+  /** May the tools read this document? Its URL and its origin must both pass: an about:blank or srcdoc document (or
+   * one whose URL document.open changed) is judged by the origin it inherited from whoever made it, and
+   * document.domain changes neither. */
+  function docAllowed(doc) {
+    const win = doc.defaultView;
+    let origin = 'null';
+    try {
+      origin = String(win?.origin ?? 'null');
+    } catch {
+      return false;
+    }
+    const byOrigin = httpAllowed(origin);
+    if (byOrigin === false) return false;
+    const url = doc.URL;
+    if (url === 'about:blank' || url === 'about:srcdoc' || url.startsWith('about:blank#')) return true;
+    const byUrl = httpAllowed(url);
+    return byUrl === true || (byUrl === null && byOrigin === true);
+  }
+
+  function isFrame(el) {
+    return FRAME_TAGS.has(el.tagName);
+  }
+
+  /** A frame's document when the tools may read it: same origin (or made reachable by document.domain) *and*
+   * allowed by the policy. null for every other frame — a *sealed* one. */
+  function frameDoc(el) {
+    if (!isFrame(el)) return null;
+    try {
+      const doc = el.contentDocument || null; // null for cross-origin frames
+      return doc && docAllowed(doc) ? doc : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** A frame owner whose document the tools cannot read: input into it, or its pixels, could reach a denied site. */
+  function sealed(el) {
+    if (!el || !isFrame(el)) return false;
+    if (el.tagName === 'OBJECT' || el.tagName === 'EMBED') {
+      let doc = null;
+      try {
+        doc = el.contentDocument || null;
+      } catch {
+        doc = null;
+      }
+      // An <object> showing an image or nothing holds no frame; one holding a document we cannot read is sealed.
+      if (!doc && el.tagName === 'OBJECT' && !el.contentWindow) return false;
+    }
+    return !frameDoc(el);
   }
 
   /** Child nodes as rendered: a shadow host's shadow tree (with slots filled), a same-origin frame's body. */
@@ -384,11 +453,122 @@
     const x = box.x + box.width / 2;
     const y = box.y + box.height / 2;
     const hit = deepHit(x, y);
+    if (hit && sealed(hit)) {
+      fail('policy_denied', `${describe(el)} is, at (${Math.round(x)}, ${Math.round(y)}), ${describe(hit)}: ${SEALED}; input there is refused`);
+    }
     const labelFor = hit?.tagName === 'LABEL' && hit.control === el;
     if (hit && !containsComposed(el, hit) && !labelFor && !containsComposed(hit, el)) {
       fail('element_not_interactable', `${describe(el)} is covered by ${describe(hit)} at (${Math.round(x)}, ${Math.round(y)})`, true);
     }
     return { x, y, element: brief(el), reResolved };
+  }
+
+  // ---- input guards: input never lands in a sealed frame, and a new-tab click never opens a denied URL -----------
+
+  const SEALED = 'a frame the browser tools may not read (cross-origin, or outside the allowed domains)';
+
+  /** What a click at an element would open, when a modifier or the middle button sends it to a new tab or window:
+   * a link's URL, or a submit button's form action. */
+  function opensAt(hit) {
+    for (let n = hit; n; n = composedParent(n)) {
+      if (n.nodeType !== 1) continue;
+      if ((n.tagName === 'A' || n.tagName === 'AREA') && n.hasAttribute('href')) return n.href;
+      if ((n.tagName === 'BUTTON' || n.tagName === 'INPUT') && n.form && (n.type === 'submit' || n.type === 'image')) {
+        return n.formAction || n.form.action;
+      }
+    }
+    return null;
+  }
+
+  function urlOk(url) {
+    return url === 'about:blank' || httpAllowed(url) === true;
+  }
+
+  /** true, or why input at (x, y) is refused. */
+  function pointGuard(x, y, newTab) {
+    const hit = deepHit(x, y);
+    if (hit && sealed(hit)) return `(${Math.round(x)}, ${Math.round(y)}) is inside ${describe(hit)}, ${SEALED}: input there is refused`;
+    if (newTab) {
+      const url = hit && opensAt(hit);
+      if (url !== null && url !== undefined && !url.startsWith('javascript:') && !urlOk(url)) {
+        return `this click would open ${url.slice(0, 300)} in a new tab, outside the allowed domains: ${url.slice(0, 300)}`;
+      }
+    }
+    return true;
+  }
+
+  /** true, or why key input now is refused (the keyboard focus is inside a sealed frame). */
+  function focusGuard() {
+    const a = deepActive();
+    if (a && sealed(a)) return `the keyboard focus is inside ${describe(a)}, ${SEALED}: key input is refused`;
+    return true;
+  }
+
+  // ---- screenshots: sealed frames are hidden while the picture is taken --------------------------------------------
+
+  let mask = null; // {els: [[el, visibility, priority, transition, priority]], set: Set of els, observer}
+
+  function unmaskFrames() {
+    if (!mask) return { restored: 0 };
+    mask.observer.disconnect();
+    for (const [el, vis, visPrio, tr, trPrio] of mask.els) {
+      el.style.setProperty('visibility', vis, visPrio);
+      el.style.setProperty('transition', tr, trPrio);
+      if (!el.getAttribute('style')) el.removeAttribute('style');
+    }
+    const restored = mask.els.length;
+    mask = null;
+    return { restored };
+  }
+
+  /** Hide every sealed frame (found through open shadow roots and readable frames) until `unmaskFrames`; inline
+   * `visibility: hidden !important` wins over every author style, and `transition: none` keeps it from easing in.
+   * A MutationObserver notices the page touching a masked frame; `maskHeld` then fails the screenshot. */
+  function maskFrames() {
+    unmaskFrames();
+    const els = [];
+    let frames = 0;
+    for (const el of allElements(document.documentElement)) {
+      if (!isFrame(el)) continue;
+      frames++;
+      if (!sealed(el)) continue;
+      const st = el.style;
+      els.push([el, st.getPropertyValue('visibility'), st.getPropertyPriority('visibility'),
+        st.getPropertyValue('transition'), st.getPropertyPriority('transition')]);
+      st.setProperty('transition', 'none', 'important');
+      st.setProperty('visibility', 'hidden', 'important');
+    }
+    const observer = new MutationObserver(() => {});
+    const watch = { subtree: true, childList: true, attributes: true };
+    observer.observe(document, watch);
+    for (const el of allElements(document.documentElement)) {
+      if (el.shadowRoot) observer.observe(el.shadowRoot, watch);
+      const doc = frameDoc(el);
+      if (doc) observer.observe(doc, watch);
+    }
+    mask = { els, set: new Set(els.map((e) => e[0])), observer };
+    return { masked: els.length, frames };
+  }
+
+  const holdsFrame = (n) => n.nodeType === 1 && (isFrame(n) || Boolean(n.querySelector?.('iframe,frame,object,embed')));
+
+  /** true when the mask held since `maskFrames`, else why not: no masked frame touched, moved or shown, and no
+   * sealed frame added or left unmasked. */
+  function maskHeld() {
+    if (!mask) return 'the frames were not masked';
+    for (const r of mask.observer.takeRecords()) {
+      if (r.type === 'attributes' && mask.set.has(r.target)) return 'the page restyled a masked frame: screenshot refused';
+      if (r.type === 'childList' && ([...r.addedNodes].some(holdsFrame) || [...r.removedNodes].some(holdsFrame))) {
+        return 'the page added or moved a frame while the screenshot was taken: screenshot refused';
+      }
+    }
+    for (const [el] of mask.els) {
+      if (!el.isConnected || getComputedStyle(el).visibility !== 'hidden') return 'a masked frame was shown again';
+    }
+    for (const el of allElements(document.documentElement)) {
+      if (isFrame(el) && sealed(el) && !mask.set.has(el) && isVisible(el)) return 'a sealed frame was not masked';
+    }
+    return true;
   }
 
   // ---- typing ------------------------------------------------------------------------------------------------------
@@ -595,8 +775,7 @@
       if (!role && !opts.filter && isBlock(el) && items.length) return [' ', ...items, ' '];
       return items;
     }
-    const frame = el.tagName === 'IFRAME' || el.tagName === 'FRAME';
-    return [{ el, role, kids: items, crossOrigin: frame && !frameDoc(el) }];
+    return [{ el, role, kids: items, crossOrigin: sealed(el) }];
   }
 
   function render(items, opts, depth, out) {
@@ -617,7 +796,7 @@
       out.refs++;
       let line = role + (name ? ` ${JSON.stringify(name)}` : '');
       for (const s of marks) line += ` [${s}]`;
-      if (item.crossOrigin) line += ' [cross-origin: not inspected]';
+      if (item.crossOrigin) line += ' [cross-origin or not allowed: not inspected]';
       line += ` [ref=${ref}]`;
       let children = item.kids;
       // One line for a node whose content is only text: its name says it already, or it goes after a colon.
@@ -655,13 +834,37 @@
     const root = args.root ? resolve(args.root, { retryMissing: false }).el : document.body ?? document.documentElement;
     const out = { lines: [], chars: 0, nodes: 0, refs: 0, truncated: false };
     render(build(root, opts, 0), opts, 0, out);
-    return { text: out.lines.join('\n'), nodes: out.nodes, refs: out.refs, chars: out.chars, truncated: out.truncated };
+    const full = out.lines.join('\n');
+    const text = wholeChars(fitBytes(full));
+    return { text, nodes: out.nodes, refs: out.refs, chars: text.length < full.length ? text.length : out.chars,
+      truncated: out.truncated || text.length < full.length };
   }
 
   // ---- reading -----------------------------------------------------------------------------------------------------
 
+  // A reply travels in one extension frame (4 MiB): text is also cut to this many bytes of JSON, whatever max_chars
+  // says (2,000,000 CJK characters are 6 MB; a control character is 6 bytes escaped).
+  const REPLY_TEXT_BYTES = 3 * 1024 * 1024;
+  const encoder = new TextEncoder();
+
+  function fitBytes(t) {
+    if (t.length * 6 <= REPLY_TEXT_BYTES) return t;
+    for (let size = encoder.encode(JSON.stringify(t)).length; size > REPLY_TEXT_BYTES;) {
+      t = t.slice(0, Math.floor((t.length * REPLY_TEXT_BYTES) / size * 0.98));
+      size = encoder.encode(JSON.stringify(t)).length;
+    }
+    return t;
+  }
+
+  /** Never end on half of a surrogate pair (it would not survive as UTF-8). */
+  function wholeChars(t) {
+    const last = t.charCodeAt(t.length - 1);
+    return last >= 0xd800 && last <= 0xdbff ? t.slice(0, -1) : t;
+  }
+
   function clip(text, max) {
-    return { text: text.length > max ? text.slice(0, max) : text, chars: text.length, truncated: text.length > max };
+    const t = wholeChars(fitBytes(text.length > max ? text.slice(0, max) : text));
+    return { text: t, chars: text.length, truncated: t.length < text.length };
   }
 
   /** Rendered text, like innerText, but through open shadow roots and same-origin frames (innerText enters
@@ -1043,6 +1246,8 @@
       return { element: brief(el), reResolved };
     },
     activeValue: () => ({ value: valueOf(deepActive()) }),
+    mask: () => maskFrames(),
+    unmask: () => unmaskFrames(),
     select: (a) => {
       const { el, reResolved } = resolve(a.target);
       if (!isVisible(el)) fail('element_not_interactable', `${describe(el)} is not visible`, true);
@@ -1062,18 +1267,30 @@
   };
 
   const api = {
+    /** Guards run inside an extension batch right before its input or capture: true, or a refusal message (the
+     * extension then stops the batch with policy_denied). Never throw. */
+    guard(kind, a) {
+      try {
+        if (kind === 'point') return pointGuard(a.x, a.y, a.newTab === true);
+        if (kind === 'focus') return focusGuard();
+        if (kind === 'mask') return maskHeld();
+        return `unknown guard ${kind}`;
+      } catch (e) {
+        return `guard ${kind} failed: ${e?.message ?? e}`;
+      }
+    },
     hello: () => ({
-      ok: true, url: location.href, title: document.title, nextRef: next, refStart: start,
+      ok: true, url: location.href, origin: String(self.origin), title: document.title, nextRef: next, refStart: start,
       status: performance.getEntriesByType?.('navigation')?.[0]?.responseStatus || null,
     }),
     run(op, args) {
       try {
         const result = OPS[op](args);
-        return { ok: true, url: location.href, title: document.title, nextRef: next, ...result };
+        return { ok: true, url: location.href, origin: String(self.origin), title: document.title, nextRef: next, ...result };
       } catch (e) {
         const known = e instanceof OpError;
         return {
-          ok: false, url: location.href, nextRef: next,
+          ok: false, url: location.href, origin: String(self.origin), nextRef: next,
           error: { code: known ? e.code : 'page_error', message: String(e?.message ?? e), retry: known && e.retry },
         };
       }

@@ -20,6 +20,7 @@ from supervisor.errors import (
     ElementNotFound,
     ElementNotInteractable,
     InvalidArgument,
+    PolicyDenied,
 )
 
 from ..cdp import CdpTab
@@ -34,11 +35,15 @@ CALL = ("function (op, args) { const t = globalThis.__aibTools; "
         "return t ? t.run(op, args) : {ok: false, missing: true}; }")
 # Chrome's words for "that document (and our world in it) is gone": make a new world and try again.
 CONTEXT_GONE = ("Cannot find context", "Execution context was destroyed", "Cannot find default execution context",
-                "Inspected target navigated", "Execution context with given id not found")
+                "Inspected target navigated", "Execution context with given id not found", "No frame for given id")
 POLL_S = 0.05
+GUARD_KEY = "aibGuard"  # extension/executor.js: a cdp.batch command with this param is a guard
 
 REF_HINT = "Take a new snapshot and use a ref from it."
 SELECTOR_HINT = "Check the selector (query with what: count), or wait_for the element first."
+SEALED_HINT = ("The browser tools neither read nor send input into a frame they cannot check: one from another origin "
+               "or outside the allowed domains. If the frame's site is allowed, navigate to its URL (query the "
+               "iframe's src attribute) and work there.")
 INTERACT_HINT = ("See the element with query (what: visibility or state) or a snapshot; scroll it into view, close "
                  "what covers it, or wait_for it to become visible and enabled.")
 
@@ -70,7 +75,8 @@ class Page:
         if not isinstance(context, int) or isinstance(context, bool):
             raise BadExtensionReply(f"Page.createIsolatedWorld: no executionContextId in {str(made)[:200]}")
         got = await self.cdp.send("Runtime.evaluate", {
-            "expression": f"({SOURCE})({json.dumps({'refStart': tab.next_ref})})", "contextId": context,
+            "expression": f"({SOURCE})({json.dumps({'refStart': tab.next_ref, 'hosts': list(self.policy.hosts)})})",
+            "contextId": context,
             "returnByValue": True}, timeout_s=10)
         if "exceptionDetails" in got:
             raise CdpError(f"installing the page script failed: {str(got['exceptionDetails'])[:300]}",
@@ -89,8 +95,10 @@ class Page:
     async def raw_op(self, name: str, args: JSONObject | None = None, *, timeout_s: float = 10.0) -> JSONObject:
         last: BridgeError | None = None
         for _ in range(4):
-            context = await self.world()
+            context = self.tab.world
             try:
+                # Installing the script can meet a document going away too (a meta refresh, a script's redirect).
+                context = await self.world()
                 got = await self.cdp.send("Runtime.callFunctionOn", {
                     "functionDeclaration": CALL, "executionContextId": context,
                     "arguments": [{"value": name}, {"value": args or {}}], "returnByValue": True},
@@ -99,7 +107,9 @@ class Page:
                 if not context_gone(exc):
                     raise
                 last = exc
-                if self.tab.world == context:
+                if context is None:
+                    self.tab.frame_id = None  # the world was not made: the frame may be another one now
+                if context is None or self.tab.world == context:
                     self.tab.world = None
                 await trio.sleep(POLL_S)  # the next document may still be committing
                 continue
@@ -157,7 +167,8 @@ class Page:
         if not isinstance(url, str):
             raise BadExtensionReply(f"page script reply without a url: {str(reply)[:200]}")
         self.tab.url = url
-        self.policy.check_url(url, f"tab {self.tab.tab_id}")
+        origin = reply.get("origin")
+        self.policy.check_document(url, origin if isinstance(origin, str) else "", f"tab {self.tab.tab_id}")
         nxt = reply.get("nextRef")
         if isinstance(nxt, int) and not isinstance(nxt, bool):
             self.tab.next_ref = max(self.tab.next_ref, nxt)
@@ -165,6 +176,18 @@ class Page:
         if isinstance(title, str):
             self.tab.title = title
         return reply
+
+
+async def guard(page: Page, kind: str, args: JSONObject | None = None) -> tuple[str, JSONObject]:
+    """A batch command the extension runs as a check: page.js's guard `kind` in our world must answer true, else
+    the extension stops the batch there with policy_denied (so input or a capture right after it cannot land in
+    a sealed frame, or open a denied URL, between our check and the act)."""
+    context = await page.world()
+    call = f"globalThis.__aibTools.guard({json.dumps(kind)}, {json.dumps(args or {})})"
+    return ("Runtime.evaluate", {"expression": call, "contextId": context, "returnByValue": True, GUARD_KEY: True})
+
+
+
 
 
 def page_error(reply: JSONObject, args: JSONObject, waited_s: float | None = None) -> BridgeError:
@@ -179,6 +202,8 @@ def page_error(reply: JSONObject, args: JSONObject, waited_s: float | None = Non
         return ElementNotInteractable(message, hint=INTERACT_HINT)
     if code == "invalid_argument":
         return InvalidArgument(message)
+    if code == "policy_denied":
+        return PolicyDenied(message, hint=SEALED_HINT)
     return CdpError(f"the page script failed: {message}", ext_code="page_exception")
 
 

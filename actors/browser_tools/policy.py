@@ -122,6 +122,13 @@ class Policy:
         if not self.allows(url):
             raise denied(what, url)
 
+    def check_document(self, url: str, origin: str, what: str) -> None:
+        """A document as the page script saw it: its URL, and its origin when that is an http(s) one. An
+        ``about:blank`` popup that a denied frame opened and filled inherits that frame's origin, and is denied."""
+        self.check_url(url, what)
+        if policy_host(origin) is not None and not self.allows(origin):
+            raise denied(f"{what} (an {url[:40]} document made by {origin[:200]})", origin)
+
     def require(self, msg: bt.BrowserToolsRequest, tool: str) -> None:
         cap = CAPABILITY[type(msg)]
         if isinstance(msg, bt.HandleDialog) and msg.accept:

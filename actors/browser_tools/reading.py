@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import struct
 
 import trio
 
-from supervisor.errors import BrowserTimeout, CdpError, CommandTimeout
+from supervisor.errors import BridgeError, BrowserTimeout, CdpError, CommandTimeout
 
 from ..protocol.browser_tools import (
     Box,
@@ -48,10 +49,12 @@ from ..protocol.browser_tools import (
 from ..protocol.common import JSON, JSONObject
 from . import navigation
 from . import page as pg
-from .page import Page, target_json
+from .page import Page, guard, target_json
+from .policy import is_blank
 
-MAX_FULL_HEIGHT = 8192  # CSS px of a full-page screenshot; taller pages are cut (truncated: true)
+MAX_SHOT_SIDE = 8192  # CSS px each way of a full-page or element screenshot; bigger ones are cut (truncated: true)
 MAX_EVAL_JSON = 256_000
+log = logging.getLogger("ai_bridge.browser_tools")
 WAIT_POLL_S = 0.1
 
 
@@ -84,6 +87,14 @@ def image_size(data_b64: str, fmt: ImageFormat) -> tuple[int, int]:
     return 0, 0
 
 
+def _capped(clip: JSONObject) -> tuple[JSONObject, bool]:
+    """A capture rectangle within MAX_SHOT_SIDE CSS px each way (Chromium aborts the whole browser on a capture some
+    65,000 px wide); whether it was cut."""
+    width, height = float(str(clip["width"])), float(str(clip["height"]))
+    cut = width > MAX_SHOT_SIDE or height > MAX_SHOT_SIDE
+    return {**clip, "width": max(1.0, min(width, MAX_SHOT_SIDE)), "height": max(1.0, min(height, MAX_SHOT_SIDE))}, cut
+
+
 async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
     fmt: JSONObject = {"format": msg.format.value}
     if msg.format is ImageFormat.JPEG:
@@ -93,25 +104,34 @@ async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
     element = None
     truncated = False
     full_height: float | None = None
+    # Sealed frames (cross-origin, or outside the policy) are hidden while the picture is taken; the guard after the
+    # capture, in the same extension batch, refuses it if the page touched the mask meanwhile. The mask op is also
+    # the policy check on the document (its URL and origin: an about:blank popup a denied frame filled is refused).
     if msg.mode is ShotMode.VIEWPORT:
-        shot = (await page.cdp.batch([front, ("Page.captureScreenshot", fmt)], timeout_s=30))[1]
+        capture: tuple[str, JSONObject] = ("Page.captureScreenshot", fmt)
     elif msg.mode is ShotMode.FULL_PAGE:
         metrics = (await page.cdp.batch([front, ("Page.getLayoutMetrics", {})], timeout_s=10))[1]
         size = pg.obj(metrics.get("cssContentSize") or metrics.get("contentSize"), "contentSize")
         width, full_height = pg.num(size, "width"), pg.num(size, "height")
-        truncated = full_height > MAX_FULL_HEIGHT
-        clip: JSONObject = {"x": 0, "y": 0, "width": max(1.0, width), "height": max(1.0, min(full_height,
-                                                                                             MAX_FULL_HEIGHT)),
-                            "scale": 1}
-        shot = await page.cdp.send("Page.captureScreenshot", {**fmt, "clip": clip, "captureBeyondViewport": True},
-                                   timeout_s=60)
+        clip, truncated = _capped({"x": 0, "y": 0, "width": width, "height": full_height, "scale": 1})
+        capture = ("Page.captureScreenshot", {**fmt, "clip": clip, "captureBeyondViewport": True})
     else:
         assert msg.target is not None
         got = await page.op_until("rect", {"target": msg.target.as_json()}, msg.timeout_s)
         element = pg.opt_brief(got.get("element"))
-        clip = {"x": pg.num(got, "x"), "y": pg.num(got, "y"), "width": max(1.0, pg.num(got, "width")),
-                "height": max(1.0, pg.num(got, "height")), "scale": 1}
-        shot = (await page.cdp.batch([front, ("Page.captureScreenshot", {**fmt, "clip": clip})], timeout_s=30))[1]
+        clip, truncated = _capped({"x": pg.num(got, "x"), "y": pg.num(got, "y"), "width": pg.num(got, "width"),
+                                   "height": pg.num(got, "height"), "scale": 1})
+        capture = ("Page.captureScreenshot", {**fmt, "clip": clip})
+    await page.op("mask")
+    try:
+        held = await guard(page, "mask")
+        shot = (await page.cdp.batch([front, capture, held], timeout_s=60))[1]
+    finally:
+        with trio.CancelScope(shield=True), trio.move_on_after(5):
+            try:
+                await page.op("unmask")
+            except BridgeError as exc:  # the page went away: nothing is left to restore
+                log.debug("tab %d: unmask after a screenshot failed: %s", page.tab.tab_id, exc)
     page.policy.check_url(page.tab.url, f"tab {page.tab.tab_id}")
     data = pg.text(shot, "data")
     width_px, height_px = image_size(data, msg.format)
@@ -278,6 +298,8 @@ async def evaluate(page: Page, msg: Eval) -> EvalReport:
         return EvalReport(tab.tab_id, tab.url, False, None, "error", exc.message[:2000], False)
     url = pg.obj(results[1].get("result"), "result").get("value")
     page.policy.check_url(url if isinstance(url, str) else "", f"tab {tab.tab_id}")
+    if isinstance(url, str) and is_blank(url):
+        await page.op("hello")  # an about:blank document is judged by its origin (checked on the op's reply)
     details = results[0].get("exceptionDetails")
     result = pg.obj(results[0].get("result", {}), "result")
     if isinstance(details, dict):

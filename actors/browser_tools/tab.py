@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import math
 import time
 from collections.abc import Iterator
 
@@ -28,7 +29,20 @@ log = logging.getLogger("ai_bridge.browser_tools")
 
 CONSOLE_KEEP = 1000
 NETWORK_KEEP = 500
+# Every field of a kept entry is capped where it enters (a page decides how long a log line, a script URL or a status
+# text is): the buffers stay within CONSOLE_KEEP * (TEXT_MAX + SOURCE_MAX) and NETWORK_KEEP * a few KB characters.
 TEXT_MAX = 4000
+SOURCE_MAX = 1000
+URL_MAX = 2000
+FIELD_MAX = 200  # method, resource type, status text, MIME type
+ERROR_MAX = 500
+
+
+def cap(text: str, limit: int) -> str:
+    """`text`, or its first `limit` characters and a marker saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}…[truncated {len(text) - limit} chars]"
 
 BASE_EVENTS = ("Page.javascriptDialogOpening", "Page.javascriptDialogClosed", "Page.frameNavigated",
                "Page.navigatedWithinDocument", "Page.domContentEventFired", "Page.loadEventFired")
@@ -52,6 +66,11 @@ def _n(obj: JSONObject, key: str) -> float | None:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
+def _status(v: float | None) -> int | None:
+    """An HTTP status as Chrome reports it (a number), or None for none or nonsense."""
+    return int(v) if v is not None and 1 <= v < 1000 else None
+
+
 @attrs.define(eq=False)
 class ConsoleBuffer:
     entries: collections.deque[ConsoleEntry] = attrs.field(factory=lambda: collections.deque(maxlen=CONSOLE_KEEP))
@@ -61,7 +80,8 @@ class ConsoleBuffer:
     def add(self, level: str, text: str, source: str, ts: float) -> None:
         if len(self.entries) == self.entries.maxlen:
             self.dropped += 1
-        self.entries.append(ConsoleEntry(self.next_id, ts, level, text[:TEXT_MAX], source))
+        self.entries.append(ConsoleEntry(self.next_id, ts, cap(level, FIELD_MAX), cap(text, TEXT_MAX),
+                                         cap(source, SOURCE_MAX)))
         self.next_id += 1
 
 
@@ -121,36 +141,37 @@ class NetworkBuffer:
             redirect = _o(p, "redirectResponse")
             if req is not None and redirect:
                 # The same request id goes on after a redirect: the hop becomes an entry of its own.
-                req.status = int(_n(redirect, "status") or 0) or None
-                req.status_text = _s(redirect, "statusText")
+                req.status = _status(_n(redirect, "status"))
+                req.status_text = cap(_s(redirect, "statusText"), FIELD_MAX)
                 req.done = True
                 self.requests.pop(rid)
                 self._new(f"{rid}#{req.entry_id}", req)
             wall = _n(p, "wallTime")
             self._new(rid, _Request(self.next_id, (wall or time.time()) * 1000, _n(p, "timestamp") or 0.0,
-                                    _s(request, "method") or "GET", url[:2000], _s(p, "type")))
+                                    cap(_s(request, "method"), FIELD_MAX) or "GET", cap(url, URL_MAX),
+                                    cap(_s(p, "type"), FIELD_MAX)))
             self.next_id += 1
         elif req is None:
             return
         elif method == "Network.responseReceived":
             resp = _o(p, "response")
-            status = _n(resp, "status")
-            req.status = int(status) if status is not None else None
-            req.status_text = _s(resp, "statusText")
-            req.mime_type = _s(resp, "mimeType")
+            req.status = _status(_n(resp, "status"))
+            req.status_text = cap(_s(resp, "statusText"), FIELD_MAX)
+            req.mime_type = cap(_s(resp, "mimeType"), FIELD_MAX)
             req.from_cache = req.from_cache or resp.get("fromDiskCache") is True
         elif method == "Network.requestServedFromCache":
             req.from_cache = True
         elif method in ("Network.loadingFinished", "Network.loadingFailed"):
             t = _n(p, "timestamp")
-            req.duration_ms = round((t - req.started) * 1000, 1) if t is not None and req.started else None
+            duration = (t - req.started) * 1000 if t is not None and req.started else None
+            req.duration_ms = round(duration, 1) if duration is not None and math.isfinite(duration) else None
             req.done = True
             if method == "Network.loadingFailed":
                 req.failed = True
-                req.error = _s(p, "errorText") + (" (canceled)" if p.get("canceled") is True else "")
+                req.error = cap(_s(p, "errorText"), ERROR_MAX) + (" (canceled)" if p.get("canceled") is True else "")
             else:
                 size = _n(p, "encodedDataLength")
-                req.encoded_bytes = int(size) if size is not None else None
+                req.encoded_bytes = int(size) if size is not None and math.isfinite(size) and size >= 0 else None
 
 
 @attrs.define(eq=False)
@@ -303,7 +324,7 @@ class ToolTab:
 
 
 def _where(url: str, line: float | None) -> str:
-    return f"{url}:{int(line) + 1}" if url and line is not None else url
+    return f"{url}:{int(line) + 1}" if url and line is not None and math.isfinite(line) else url
 
 
 def _arg_text(a: JSON) -> str:

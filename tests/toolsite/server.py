@@ -110,7 +110,9 @@ class Site:
         page = PAGES / f"{name}.html"
         if "/" in name or not page.is_file():
             return 404, html, b"<!doctype html><title>Not found</title><h1>404</h1>", {}
-        return 200, html, page.read_bytes().replace(b"{{HOST}}", host.encode()), {}
+        # document.domain works only in a page that opts out of origin-keyed agent clusters.
+        extra = {"origin-agent-cluster": "?0"} if name.startswith("domain-") else {}
+        return 200, html, page.read_bytes().replace(b"{{HOST}}", host.encode()), extra
 
 
 async def amain(cert_dir: Path) -> None:

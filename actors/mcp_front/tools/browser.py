@@ -489,7 +489,8 @@ async def screenshot(deps: FrontDeps, call: ToolCall, args: ScreenshotArgs) -> R
 
 async def text(deps: FrontDeps, call: ToolCall, args: _TextArgs) -> Result:
     r = await deps.ctx.ref(bt.BROWSER_TOOLS).call(args.request(), timeout=args.seconds() + 45)
-    note = f"\n\n[truncated at {args.max_chars} of {r.chars} characters]" if r.truncated else ""
+    # Cut at max_chars, or sooner when the text would not fit one extension frame (multi-byte text).
+    note = f"\n\n[truncated at {len(r.text)} of {r.chars} characters]" if r.truncated else ""
     return Result(text=r.text + note, structured=r.as_json())
 
 
