@@ -30,10 +30,12 @@ from supervisor.errors import (
     BridgeError,
     CdpError,
     ExtensionDisconnected,
+    Interrupted,
     NoResponse,
     ProviderError,
     RateLimited,
     ResponseTimeout,
+    SendUnconfirmed,
     StuckError,
     TabClosed,
 )
@@ -55,6 +57,7 @@ from ..protocol.provider import (
     ProviderReport,
     ProviderRequest,
     ProviderStatus,
+    Reattach,
     SiteTab,
     Snapshot,
 )
@@ -69,6 +72,7 @@ from ..protocol.session_store import (
     SessionEntry,
 )
 from . import inspect, probe
+from .attach import attach_files, choose
 from .flow import AskBudget, AskFlow, Outcome, Stuck, StuckKind, is_suspicious
 from .tab import AskMemo, PageTimeout, ProviderMemory, TabGone, Tabs, TabSession
 from .table import ProviderTable, Timeouts
@@ -165,6 +169,12 @@ class ProviderActor:
                 await page.wait_for(lambda s: s.user_count > 0,
                                     min(self.to.earlier_turns_s, max(0.5, deadline - trio.current_time() - 5)),
                                     "earlier turns")
+            # The last turn's finished-turn buttons come a moment after the turns (they are judged too); a drifted
+            # selector makes this wait run out, and the probe then reads the page as it is.
+            with contextlib.suppress(PageTimeout):
+                await page.wait_for(lambda s: s.answered and (s.last_has_feedback or s.stop),
+                                    min(self.to.settle_max_s, max(0.5, deadline - trio.current_time() - 5)),
+                                    "the last turn's buttons")
         seen = await probe.read_page(page)
         report = probe.judge(self.t, seen, overridden=self.t.overridden)
         self.log.info("%s probe: %s", self.t.title, ", ".join(f"{i.entry}={i.status.value}" for i in report.items))
@@ -178,7 +188,7 @@ class ProviderActor:
         def progress(phase: AskPhase, chars: int, text: str) -> None:
             if self.busy is not None:
                 self.busy.phase, self.busy.chars = phase, chars
-            env.progress(AskProgress(self.name, phase, chars, text))
+            env.progress(AskProgress(self.name, phase, chars, text, url=memo.url or ""))
 
         def browser_progress(item: Progress) -> None:
             if isinstance(item, BrowserProgress):  # the browser actor waits for (or wakes) the extension
@@ -191,6 +201,8 @@ class ProviderActor:
                                          on_progress=browser_progress)
         session = self.session = await self.store.call(GetSession(msg.project, self.name), timeout=10)
         start_url = self.t.home_url if msg.new_chat or session is None else session.url
+        if isinstance(msg, Reattach):
+            start_url = msg.url  # a stopped server's job: its own conversation, never a new chat
         for again in (False, True):
             try:
                 page = await self.connect(session, fresh=budget.attempt > 1 or again, url=start_url)
@@ -205,8 +217,10 @@ class ProviderActor:
                            session_url=session.url if session is not None else None, budget=budget, memo=memo,
                            progress=progress, log=self.log,
                            dump=functools.partial(self.dump_for, page, msg.question),
-                           spawn=self.nursery.start_soon)
+                           spawn=self.nursery.start_soon,
+                           reattach=msg.digest if isinstance(msg, Reattach) else None)
             self.flow = flow
+            flow.before_typing = functools.partial(self.choose_and_attach, page, msg)
             flow.mark("connect")
             try:
                 out = await flow.run()
@@ -231,6 +245,16 @@ class ProviderActor:
                       flow.type_phase.value if flow.type_phase else "-", flow.send_method or "-", out.extracted_by,
                       len(out.answer))
         return result_of(self.name, out, _timings(t0, flow.marks), budget.attempt - 1, tuple(warnings))
+
+    async def choose_and_attach(self, page: TabSession, msg: Ask) -> None:
+        """Before the question is typed (issue 20): the model (ChatGPT) or mode (Gemini) the ask names, chosen in the
+        site's picker, then its files, attached through the site's own upload and each shown as uploaded."""
+        choice = msg.model if self.name is ProviderName.CHATGPT else msg.mode
+        if choice:
+            await choose(page, choice, "model" if self.name is ProviderName.CHATGPT else "mode")
+        if msg.files:
+            took = await attach_files(page, msg.files, self.to.upload_s)
+            self.log.info("%s: %d files attached and uploaded in %.2fs", self.t.title, len(msg.files), took)
 
     async def dump_for(self, page: TabSession, question: str, why: str) -> str:
         return await self.debug_dump(page, why, question)
@@ -420,6 +444,9 @@ async def _one_ask(actor: ProviderActor, env: Envelope[ProviderRequest], msg: As
     memo = actor.memory.memo(str(env.id))  # the envelope (and its id) is the same object on every re-delivery
     deadline = env.enqueued_at + msg.timeout_s
     budget = AskBudget(deadline, env.attempt, Ask.max_attempts)
+    if isinstance(msg, Reattach):  # as a retry whose question went to msg.url: it is read there, never sent
+        memo.sent, memo.url = True, memo.url or msg.url
+        budget = AskBudget(deadline, env.attempt + 1, Ask.max_attempts + 1)
     started = time.time()
     status = AskStatus.OK
     error: BridgeError | None = None
@@ -457,6 +484,8 @@ async def _one_ask(actor: ProviderActor, env: Envelope[ProviderRequest], msg: As
             status, error = AskStatus.FAILED, exc
         except BridgeError as exc:
             status, error = (AskStatus.RATE_LIMITED if isinstance(exc, RateLimited) else AskStatus.FAILED), exc
+    if isinstance(msg, Reattach) and error is not None:
+        error = _reattach_error(actor, msg, error)
     if crash is not None:
         raise crash  # re-delivered to our successor with attempt + 1
     cancelled = scope.cancelled_caught
@@ -499,6 +528,19 @@ async def _one_ask(actor: ProviderActor, env: Envelope[ProviderRequest], msg: As
                 await actor.store.call(save, timeout=10)
             except BridgeError as exc:
                 actor.log.error("could not save the session: %s", exc)
+
+
+def _reattach_error(actor: ProviderActor, msg: Reattach, error: BridgeError) -> BridgeError:
+    """A reattached job's error: a turn that could not be found is `Interrupted` (with the conversation's URL);
+    every error carries the best partial answer known (the page's, else the one the job recorded)."""
+    partial = getattr(error, "partial", None) or msg.partial or None
+    if isinstance(error, SendUnconfirmed):
+        return Interrupted(f"{actor.t.title}: the ask was running when the server stopped, and its turn could not "
+                           f"be found again in {msg.url}; nothing was sent", url=msg.url, partial=partial,
+                           hint="Open the conversation to read the answer, or ask again.")
+    if isinstance(error, ProviderError) and error.partial is None:
+        error.partial = partial
+    return error
 
 
 async def _deadline_error(actor: ProviderActor, msg: Ask) -> ProviderError:

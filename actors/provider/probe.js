@@ -56,16 +56,30 @@ function probe(cfg) {
   }
   result.responses = responses.length;
 
-  // Labels: accessible names and the visible text of the page (open shadow roots too).
+  // Labels: accessible names and the visible text of the page (open shadow roots too) — never message content
+  // (answers, reports, questions): a report that says "ログイン" is no login page.
+  const messages = new Set(queryAll(roots, [...(sel.content || []), ...(sel.user || []), ...(sel.report || [])]
+    .join(',') || ':not(*)') || []);
+  const up = (n) => (n.parentNode instanceof ShadowRoot ? n.parentNode.host : n.parentNode);
+  const inMessage = (el) => { for (let n = el; n; n = up(n)) if (messages.has(n)) return true; return false; };
   const names = [];
   for (const root of roots) {
     for (const el of root.querySelectorAll('[aria-label], button, [role="button"], a')) {
-      if (!isVisible(el)) continue;
+      if (!isVisible(el) || inMessage(el)) continue;
       names.push(((el.getAttribute('aria-label') || '') + ' ' + (el.textContent || '')).trim());
     }
   }
-  const text = [document.body ? document.body.innerText || '' : '',
-    ...shadowRoots.map((r) => r.textContent || '')].join('\n');
+  const textOf = (root) => {
+    const parts = [];
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
+      acceptNode: (n) => (n.nodeType !== Node.ELEMENT_NODE ? NodeFilter.FILTER_ACCEPT
+        : messages.has(n) || /^(SCRIPT|STYLE|TEMPLATE|NOSCRIPT)$/.test(n.tagName) ? NodeFilter.FILTER_REJECT
+          : NodeFilter.FILTER_SKIP),
+    });
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) parts.push(n.data);
+    return parts.join(' ');
+  };
+  const text = [document.body ? textOf(document.body) : '', ...shadowRoots.map(textOf)].join('\n');
   for (const [name, labels] of Object.entries(cfg.labels || {})) {
     result.labels[name] = labels.map((l) => ({
       label: l, shown: !!l && (names.some((n) => n.includes(l)) || text.includes(l)),
