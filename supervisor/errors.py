@@ -232,8 +232,27 @@ class SendUnconfirmed(ProviderError):
     code = "send_unconfirmed"
 
 
+class AttachmentRefused(ProviderError):
+    """The site refused a file the ask attached (its type, its size, too many files): nothing was sent."""
+
+    code = "attachment_refused"
+
+
+class UnknownModel(ProviderError):
+    """The model (ChatGPT) or mode (Gemini) asked for is not among the labels the site's picker shows."""
+
+    code = "unknown_model"
+
+
 class InvalidArgument(BridgeError):
     code = "invalid_argument"
+
+
+class FileRefused(BridgeError):
+    """A file an ask names is not the project's to send (outside it, a link out of it, the state dir), is missing,
+    or breaks a limit: nothing was sent."""
+
+    code = "file_refused"
 
 
 class JobNotFound(BridgeError):

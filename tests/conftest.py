@@ -84,6 +84,30 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     return None
 
 
+# The quick path (README): `-m "not chromium and not process"`. These start real processes — the server, a browser,
+# pip — and take seconds each; the chromium ones carry their own marker. A file here marks all its tests.
+PROCESS_TESTS = (
+    "test_console.py", "test_hardening.py", "test_mcp_protocol.py", "test_packaging.py", "test_serve_process.py",
+    "test_third_party_clients.py",
+    "test_browser_launch.py::test_extension_loaded_over_the_debugging_pipe",
+    "test_browser_launch.py::test_only_a_headed_browser_outlives_a_killed_server",
+    "test_browser_launch.py::test_browser_log_is_never_written_through_a_symlink",
+    "test_check_judge.py::test_cli_",
+    "test_fuzz.py::test_no_stdin_line_goes_unanswered_or_ends_the_server",
+    "test_fuzz.py::test_an_oversized_line_is_refused_without_buffering_it",
+    "test_provider_overrides.py::test_an_invalid_file_stops_the_start_with_one_line_per_problem",
+    "test_session_store.py::test_two_processes_share_one_state_dir_without_corruption",
+    "test_session_store.py::test_kill_9_during_writes_never_leaves_a_torn_file",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        name = item.nodeid.removeprefix("tests/")
+        if name.startswith(PROCESS_TESTS):
+            item.add_marker(pytest.mark.process)
+
+
 @pytest.fixture
 def autojump_clock() -> trio.testing.MockClock:
     return trio.testing.MockClock(autojump_threshold=0)

@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 
 from actors.mcp_front.toolkit import Absent, Annotations, Args, Output, Result, Tool
 from actors.mcp_front.tools import TOOLS
-from actors.mcp_front.tools.render import Answer, BothAnswers, JobStarted
+from actors.mcp_front.tools.render import Answer, BothAnswers, DryRun, JobStarted
 from supervisor.errors import ErrorInfo
 
 
@@ -93,4 +93,4 @@ def test_the_ask_outputs_name_every_provider() -> None:
     from actors.protocol.common import ProviderName
 
     assert set(BothAnswers.model_fields) == {p.value for p in ProviderName}
-    assert TOOLS["ask_chatgpt_web"].output == (Answer, JobStarted)
+    assert TOOLS["ask_chatgpt_web"].output == (Answer, JobStarted, DryRun)

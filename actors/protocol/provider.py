@@ -84,6 +84,10 @@ class Ask(Request[AskResult]):
     new_chat: bool = False
     timeout_s: float = 480.0
     ask_id: str = ""
+    # Files to upload through the site's own file input: absolute paths the server checked (supervisor/attachments).
+    files: tuple[str, ...] = ()
+    model: str = ""  # ChatGPT: the model picker's label to choose first ("Pro", "Thinking"), prefix, any case
+    mode: str = ""  # Gemini: the mode picker's label to choose first ("Fast", "Thinking", "Pro")
 
     @property
     def call_timeout_s(self) -> float:

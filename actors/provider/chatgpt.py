@@ -59,6 +59,14 @@ TABLE = ProviderTable(
                      '[data-testid="bad-response-turn-action-button"]'),
         # The model that answered: the message's own slug first, then the header's model switcher.
         "model": ('[data-message-model-slug]', 'button[data-testid="model-switcher-dropdown-button"]'),
+        # Files and models (issue 20): the composer's own file input (not the photo / camera ones), the chips of
+        # attached files with their progress, the model picker (a Radix menu opened by a pointer press) and its items.
+        "fileInput": ('form div.hidden > input[type="file"]', 'form input[type="file"]:not([accept])',
+                      'input[type="file"]'),
+        "attachment": ('[data-testid="file-tile"]', 'form [class*="file-tile"]'),
+        "attachmentBusy": ('[role="progressbar"]', '[aria-busy="true"]', '.animate-spin'),
+        "picker": ('button[data-testid="model-switcher-dropdown-button"]',),
+        "pickerItem": ('[role="menu"] [role="menuitemradio"]', '[role="menu"] [role="menuitem"]'),
         "login": ('button[data-testid="login-button"]', 'a[href*="/auth/login"]'),
         # seed 3.6: only inside the last assistant turn (a button by the input box changes the input mode)
         "expandThinking": ('button[aria-expanded="false"]',),
@@ -88,6 +96,9 @@ TABLE = ProviderTable(
                         "conversation isn't available", "会話を読み込めません", "会話が見つかりません"),
         # The disclaimer under the thread: page chrome, never an answer.
         "chrome": ("ChatGPT can make mistakes", "Check important info", "ChatGPT の回答は必ずしも正しいとは限りません"),
+        # A file the site refused (its type, its size, too many): the toast that says so.
+        "attachRefused": ("not supported", "unsupported", "too large", "can only upload", "upload up to",
+                          "failed to upload", "サポートされていない", "大きすぎ", "アップロードできるのは"),
         "answerMarkers": ("ChatGPT said:", "ChatGPT:"),  # seed 3.5 P5
         "endMarkers": ("You said:", "あなた:", "You:"),
     },

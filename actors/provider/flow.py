@@ -197,7 +197,8 @@ class AskFlow:
 
     def __init__(self, page: Page, table: ProviderTable, timeouts: Timeouts, *, question: str, new_chat: bool,
                  session_url: str | None, budget: AskBudget, memo: AskMemo, progress: Progress,
-                 log: logging.Logger, dump: Callable[[str], Awaitable[str]], spawn: Spawn) -> None:
+                 log: logging.Logger, dump: Callable[[str], Awaitable[str]], spawn: Spawn,
+                 before_typing: Callable[[], Awaitable[None]] | None = None) -> None:
         self.page = page
         self.t = table
         self.to = timeouts
@@ -210,6 +211,7 @@ class AskFlow:
         self.log = log
         self.dump = dump  # (why) -> where the debug dump went
         self.spawn = spawn
+        self.before_typing = before_typing  # the ask's model / mode choice and its files (attach.py), never on resume
         self.partial_running = False
         self.stage = Stage.PREPARING
         self.chars = 0
@@ -249,6 +251,8 @@ class AskFlow:
                 await self.stuck_check()
             st = await self.page.current()
             initial_user, initial_assistant = st.user_count, st.assistant_count
+            if self.before_typing is not None:
+                await self.before_typing()
             self.mark("wait_input")
             self.stage = Stage.TYPING
             self.progress(AskPhase.TYPING, 0, "")

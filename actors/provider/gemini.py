@@ -59,6 +59,14 @@ TABLE = ProviderTable(
         # The mode picker's label names the model ("Fast", "Thinking", "Pro"; 高速モード …)
         "model": ('[data-test-id="bard-mode-menu-button"] [data-test-id="logo-pill-label-container"]',
                   'button[data-test-id="bard-mode-menu-button"]', "bard-mode-switcher button"),
+        # Files and modes (issue 20): the uploader's file input, the chips of attached files with their progress,
+        # the mode picker and its menu's items.
+        "fileInput": ('uploader input[type="file"]', 'input[type="file"].hidden-local-file-input',
+                      'input[type="file"]'),
+        "attachment": ("uploader-file-preview", '[data-test-id="file-preview"]', ".file-preview-container"),
+        "attachmentBusy": ('[role="progressbar"]', "mat-progress-spinner", ".loading", '[aria-busy="true"]'),
+        "picker": ('button[data-test-id="bard-mode-menu-button"]', "bard-mode-switcher button"),
+        "pickerItem": ('[role="menu"] [role="menuitem"]', '[role="menu"] [role="menuitemradio"]'),
         "thinkingIndicator": ("model-thoughts", ".thoughts-header", '[class*="thinking"]'),
         # A Deep Research report: its own panel beside the chat, opened from a chip in the response
         "report": ("deep-research-immersive-panel #extended-response-markdown-content",
@@ -90,6 +98,9 @@ TABLE = ProviderTable(
                         "会話が見つかりません"),
         "chrome": ("Gemini can make mistakes", "Gemini may display inaccurate info",
                    "Gemini は AI であり、間違えることがあります"),
+        "attachRefused": ("not supported", "unsupported", "too large", "can only upload", "upload up to",
+                          "couldn't upload", "failed to upload", "サポートされていない", "大きすぎ",
+                          "アップロードできません"),
         "answerMarkers": (),
         "endMarkers": (),
     },

@@ -50,6 +50,7 @@ class Timeouts:
     script_s: float = 10.0  # one page-script call
     stop_click_s: float = 3.0  # clicking Stop at cancel or deadline
     inspect_s: float = 20.0  # snapshot: the accessibility tree and the screenshot
+    upload_s: float = 120.0  # attached files all show as uploaded (issue 20)
 
 
 class Newline(enum.Enum):

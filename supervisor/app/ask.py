@@ -7,20 +7,51 @@ import sys
 import uuid
 from pathlib import Path
 
+import attrs
 import trio
 
 from actors.protocol.common import ProviderName
 from actors.protocol.provider import Ask, AskPhase, AskProgress, AskResult, provider_address
 
+from .. import attachments
 from ..config import Config
 from ..errors import BridgeError
 from . import open_bridge
 
 
+@attrs.frozen
+class AskExtras:
+    """`--file` patterns, `--attach`, `--dry-run`, `--model` (ChatGPT) and `--mode` (Gemini)."""
+
+    files: tuple[str, ...] = ()
+    attach: str = "upload"
+    dry_run: bool = False
+    model: str = ""
+    mode: str = ""
+
+
 async def ask_main(config: Config, question: str, provider: str, new_chat: bool, timeout_s: float | None,
-                   as_json: bool) -> int:
+                   as_json: bool, extras: AskExtras = AskExtras()) -> int:
     if not question.strip():
         print("ai-bridge ask: the question is empty", file=sys.stderr)
+        return 2
+    question = question.strip()
+    try:  # the files are checked (and a dry run answered) before any browser is involved
+        files = attachments.select_files(Path.cwd(), extras.files, state_dir=config.state_dir) \
+            if extras.files else ()
+        if extras.dry_run:
+            report = attachments.dry_run(question, files, extras.attach)
+            report.update({k: v for k, v in (("model", extras.model), ("mode", extras.mode)) if v})
+            print(json.dumps({"dryRun": report}, indent=2, ensure_ascii=False) if as_json
+                  else attachments.dry_run_text(report))
+            return 0
+        uploads: tuple[str, ...] = ()
+        if files and extras.attach == "inline":
+            question = attachments.inline_prompt(question, files)
+        else:
+            uploads = tuple(str(f.path) for f in files)
+    except BridgeError as exc:
+        print(f"ai-bridge ask: [{exc.code}] {exc}", file=sys.stderr)
         return 2
     project = config.project or Path.cwd().name
     wait_s = timeout_s if timeout_s is not None else config.response_timeout_s
@@ -42,7 +73,8 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
     async with open_bridge(config) as bridge:
 
         async def one(p: ProviderName) -> None:
-            msg = Ask(question.strip(), project, new_chat, wait_s, uuid.uuid4().hex)
+            msg = Ask(question, project, new_chat, wait_s, uuid.uuid4().hex, files=uploads, model=extras.model,
+                      mode=extras.mode)
             try:
                 results[p] = await bridge.ref(provider_address(p)).call(msg, timeout=msg.call_timeout_s,
                                                                         on_progress=on_progress)
@@ -62,7 +94,8 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
             out[p.value] = {"error": r.as_dict()}
             print(f"ai-bridge: {p.value} failed: [{r.code}] {r}", file=sys.stderr)
         else:
-            out[p.value] = {"answer": r.answer, "url": r.url, "timings": r.timings.as_json(), "retries": r.retries}
+            out[p.value] = {"answer": r.answer, "url": r.url, "timings": r.timings.as_json(), "retries": r.retries,
+                            "model": r.model}
     if as_json:
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:

@@ -103,6 +103,18 @@ def parser() -> argparse.ArgumentParser:
     a.add_argument("--timeout", type=_seconds, help="seconds the whole ask may take, retries included (default: the "
                    "response_timeout_s setting, 480)")
     a.add_argument("--json", action="store_true", help="print the structured result as JSON")
+    a.add_argument("--file", action="append", default=[], dest="files", metavar="PATTERN",
+                   help="a project file to send with the question: a path or glob relative to the working directory "
+                   "('src/**/*.py'); a pattern starting with ! excludes ('!src/gen/**'); repeatable")
+    a.add_argument("--attach", choices=["upload", "inline"], default="upload",
+                   help="upload: through the site's own file upload (default); inline: in the prompt, each file as "
+                   "a fenced block headed by its path")
+    a.add_argument("--dry-run", action="store_true",
+                   help="print what would be sent (question, files and sizes, inline size, token estimate); opens "
+                   "no browser, sends nothing")
+    a.add_argument("--model", help="ChatGPT's model, chosen in its picker by its visible label (any case, a prefix "
+                   "is enough): Pro, Thinking, Instant")
+    a.add_argument("--mode", help="Gemini's mode, chosen in its picker by its visible label: Fast, Thinking, Pro")
     a.add_argument("question", help="the question (use - to read it from stdin)")
 
     d = sub.add_parser("doctor", help="launch headless Chromium with the extension and check every link",
@@ -297,10 +309,11 @@ def main(argv: list[str] | None = None) -> int:
                        args.debug)
         return trio.run(check_main, config, opts)
     if args.command == "ask":
-        from .ask import ask_main
+        from .ask import AskExtras, ask_main
 
         question = sys.stdin.read() if args.question == "-" else args.question
-        return trio.run(ask_main, config, question, args.provider, args.new_chat, args.timeout, args.json)
+        extras = AskExtras(tuple(args.files), args.attach, args.dry_run, args.model or "", args.mode or "")
+        return trio.run(ask_main, config, question, args.provider, args.new_chat, args.timeout, args.json, extras)
     raise AssertionError(args.command)
 
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Literal
 
 import attrs
 import trio
 from pydantic import Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from supervisor import attachments
 from supervisor.errors import BridgeError, ErrorInfo
 
 from ...protocol.common import ProviderName
@@ -20,7 +22,7 @@ from ...protocol.provider import Ask, AskProgress, AskResult, provider_address
 from ...protocol.session_store import MAX_PROJECT
 from ..deps import FrontDeps, ToolCall
 from ..toolkit import Annotations, Args, Result, Tool
-from .render import Answer, BothAnswers, JobStarted, answer_result, both_result, progress_line
+from .render import Answer, BothAnswers, DryRun, JobStarted, answer_result, both_result, progress_line
 
 MAX_QUESTION = 100_000
 
@@ -29,7 +31,7 @@ class AskArgs(Args):
     question: Annotated[str, Field(
         min_length=1, max_length=MAX_QUESTION,
         description="The question, as you would type it into the chat. Include the context the other model needs "
-        "(code, error messages); it cannot see your files.")]
+        "(code, error messages); it sees only the files you send with `files`.")]
     new_chat: Annotated[bool, Field(
         description="Start a fresh conversation instead of continuing this project's one.")] = False
     # No schema default: an absent timeout_s means the server's response_timeout_s setting.
@@ -47,6 +49,20 @@ class AskArgs(Args):
         "client's root folder, else the server's working directory). Calls with the same project continue the "
         "same conversation.")] | SkipJsonSchema[None] = None
 
+    files: Annotated[list[Annotated[str, Field(min_length=1, max_length=1000)]], Field(
+        min_length=1, max_length=attachments.MAX_PATTERNS,
+        description="Project files to send with the question: paths and globs relative to the project folder (the "
+        "server's working directory), e.g. [\"src/**/*.py\", \"!src/generated/**\", \"README.md\"]; a "
+        "pattern starting with ! excludes. Only files inside the project (no .., no links out of it); at most "
+        f"{attachments.MAX_FILES} files and {attachments.MAX_TOTAL_BYTES // 2**20} MiB. When any file fails, "
+        "nothing is sent.")] | SkipJsonSchema[None] = None
+    attach: Annotated[Literal["upload", "inline"], Field(
+        description="upload: through the site's own file upload, the question sent once each file shows as "
+        "uploaded; inline: each file put into the prompt as a fenced block headed by its path.")] = "upload"
+    dry_run: Annotated[bool, Field(
+        description="Only show what would be sent (the question, the files with their sizes, the inline size, "
+        "a token estimate); opens no tab, sends nothing.")] = False
+
     @field_validator("question")
     @classmethod
     def _not_blank(cls, v: str) -> str:
@@ -55,9 +71,62 @@ class AskArgs(Args):
         return v.strip()
 
 
+_MODEL = Annotated[str, Field(
+    min_length=1, max_length=100,
+    description="ChatGPT's model, chosen in the site's own picker by its visible label (any case; a prefix is "
+    "enough), e.g. \"Pro\", \"Thinking\", \"Instant\". An unknown label is an error listing the picker's labels. "
+    "Applies to this ask's conversation only; the answer names the model that answered.")]
+_MODE = Annotated[str, Field(
+    min_length=1, max_length=100,
+    description="Gemini's mode, chosen in the site's own mode picker by its visible label (any case; a prefix is "
+    "enough), e.g. \"Fast\", \"Thinking\", \"Pro\". An unknown label is an error listing the picker's labels.")]
+
+
+class ChatGPTAskArgs(AskArgs):
+    model: _MODEL | SkipJsonSchema[None] = None
+
+
+class GeminiAskArgs(AskArgs):
+    mode: _MODE | SkipJsonSchema[None] = None
+
+
+class BothAskArgs(AskArgs):
+    model: _MODEL | SkipJsonSchema[None] = None
+    mode: _MODE | SkipJsonSchema[None] = None
+
+
+def project_folder() -> Path:
+    """Where an ask's file paths are relative to: the server's working directory (an agent starts it in its
+    project)."""
+    return Path.cwd()
+
+
+def _files(deps: FrontDeps, args: AskArgs) -> tuple[attachments.ProjectFile, ...]:
+    if not args.files:
+        return ()
+    return attachments.select_files(project_folder(), args.files, state_dir=deps.config.state_dir)
+
+
 async def _message(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Ask:
     timeout_s = args.timeout_s if args.timeout_s is not None else deps.config.response_timeout_s
-    return Ask(args.question, await call.project(args.project), args.new_chat, timeout_s, uuid.uuid4().hex)
+    files = _files(deps, args)  # checked before anything is sent; a failing file refuses the ask
+    question = args.question
+    uploads: tuple[str, ...] = ()
+    if files and args.attach == "inline":
+        question = attachments.inline_prompt(question, files)
+    else:
+        uploads = tuple(str(f.path) for f in files)
+    return Ask(question, await call.project(args.project), args.new_chat, timeout_s, uuid.uuid4().hex,
+               files=uploads, model=getattr(args, "model", None) or "", mode=getattr(args, "mode", None) or "")
+
+
+def dry_run_result(deps: FrontDeps, args: AskArgs) -> Result:
+    """What the ask would send, without opening a tab or sending anything."""
+    report = attachments.dry_run(args.question, _files(deps, args), args.attach)
+    for key in ("model", "mode"):
+        if getattr(args, key, None):
+            report[key] = getattr(args, key)
+    return Result(text=attachments.dry_run_text(report), structured={"dryRun": report})
 
 
 class _ProgressPump:
@@ -109,6 +178,8 @@ def _started(view: JobView) -> Result:
 def ask_one(provider: ProviderName, start_job: Callable[[FrontDeps, ToolCall, AskArgs], Awaitable[JobView]]
             ) -> Callable[[FrontDeps, ToolCall, AskArgs], Awaitable[Result]]:
     async def handler(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
+        if args.dry_run:
+            return dry_run_result(deps, args)
         if args.background:
             return _started(await start_job(deps, call, args))
         msg = await _message(deps, call, args)
@@ -128,6 +199,8 @@ _start_both = starter("ask_chatgpt_gemini_web", tuple(ProviderName))
 
 
 async def ask_both(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
+    if args.dry_run:
+        return dry_run_result(deps, args)
     if args.background:
         return _started(await _start_both(deps, call, args))
     msg = await _message(deps, call, args)
@@ -159,18 +232,18 @@ TOOLS = (
          "Ask ChatGPT and Gemini the same question at once through their web UIs (recommended for a second "
          "opinion, design reviews, debugging help). Returns both answers; if one fails you still get the other "
          "plus the error. Continues this project's conversations unless new_chat is true. Streams progress.",
-         AskArgs, ask_both, ASKS, output=(BothAnswers, JobStarted), title="Ask ChatGPT and Gemini",
+         BothAskArgs, ask_both, ASKS, output=(BothAnswers, JobStarted, DryRun), title="Ask ChatGPT and Gemini",
          start_job=_start_both),
     Tool("ask_chatgpt_web",
          "Ask ChatGPT through chatgpt.com in the user's browser (no API key). Use when you want ChatGPT "
          "specifically; for two opinions use ask_chatgpt_gemini_web. Continues this project's conversation "
          "unless new_chat is true. Long answers can take minutes; progress is streamed.",
-         AskArgs, ask_one(ProviderName.CHATGPT, _start_chatgpt), ASKS, output=(Answer, JobStarted),
+         ChatGPTAskArgs, ask_one(ProviderName.CHATGPT, _start_chatgpt), ASKS, output=(Answer, JobStarted, DryRun),
          title="Ask ChatGPT", start_job=_start_chatgpt),
     Tool("ask_gemini_web",
          "Ask Gemini through gemini.google.com in the user's browser (no API key). Use when you want Gemini "
          "specifically; for two opinions use ask_chatgpt_gemini_web. Continues this project's conversation "
          "unless new_chat is true. Progress is streamed.",
-         AskArgs, ask_one(ProviderName.GEMINI, _start_gemini), ASKS, output=(Answer, JobStarted),
+         GeminiAskArgs, ask_one(ProviderName.GEMINI, _start_gemini), ASKS, output=(Answer, JobStarted, DryRun),
          title="Ask Gemini", start_job=_start_gemini),
 )

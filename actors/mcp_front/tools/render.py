@@ -71,6 +71,28 @@ class JobStarted(Output):
     status: str
 
 
+class DryRunFile(Output):
+    path: str = Field(description="Relative to the project folder.")
+    size: int = Field(description="Bytes.")
+    text: bool = Field(description="false for a binary file (it can be uploaded, not inlined).")
+
+
+class DryRunReport(Output):
+    question: str
+    attach: str = Field(description="upload or inline")
+    files: list[DryRunFile]
+    totalBytes: int
+    inlineChars: int | Absent = Field(default=None, description="The prompt's length with the files inline (left "
+                                      "out when a file is binary).")
+    estimatedTokens: int = Field(description="About four characters a token: the prompt and the text files.")
+
+
+class DryRun(Output):
+    """dry_run: true: what the ask would send; nothing was sent and no tab was opened."""
+
+    dryRun: DryRunReport
+
+
 class JobRow(Output):
     jobId: str
     tool: str
