@@ -17,11 +17,14 @@ class ErrorInfo:
     message: str
     hint: str | None = None
     partial: str | None = None  # the answer received before the error (a deadline, a stuck page)
+    url: str | None = None  # the conversation to look at (interrupted)
 
     def as_dict(self) -> dict[str, str | None]:
         out = {"code": self.code, "message": self.message, "hint": self.hint}
         if self.partial is not None:
             out["partial"] = self.partial
+        if self.url is not None:
+            out["url"] = self.url
         return out
 
     def text(self) -> str:
@@ -244,6 +247,22 @@ class UnknownModel(ProviderError):
     code = "unknown_model"
 
 
+class Interrupted(ProviderError):
+    """A background job's ask was running when its server stopped, and the next server could not find its turn to
+    wait for (the conversation did not load, or its last message is not this question). Carries the conversation's
+    URL and the partial answer the job had recorded. Nothing was sent again."""
+
+    code = "interrupted"
+
+    def __init__(self, message: str, *, url: str | None, hint: str | None = None,
+                 partial: str | None = None) -> None:
+        super().__init__(message, hint=hint, partial=partial)
+        self.url = url
+
+    def info(self) -> ErrorInfo:
+        return ErrorInfo(self.code, self.message, self.hint, self.partial, self.url)
+
+
 class InvalidArgument(BridgeError):
     code = "invalid_argument"
 
@@ -256,7 +275,7 @@ class FileRefused(BridgeError):
 
 
 class JobNotFound(BridgeError):
-    """A background job id that this server does not know (never started here, expired, or the server restarted)."""
+    """A background job id that this server does not know (never started, or older than the retention)."""
 
     code = "job_not_found"
 

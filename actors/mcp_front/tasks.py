@@ -35,10 +35,10 @@ import trio
 
 from supervisor.errors import BridgeError, JobNotFound
 
-from ..protocol.jobs import JOBS, CancelJob, GetJob, JobStatus, JobView
+from ..protocol.jobs import JOBS, CancelJob, FindTask, GetJob, JobStatus, JobView, TagJob, TaskRef
 from .deps import FrontDeps, ToolCall
 from .toolkit import Args, Result, Tool
-from .tools.render import job_as_ask, job_progress
+from .tools.render import heartbeat, job_as_ask, job_progress
 
 log = logging.getLogger("ai_bridge.mcp_front")
 
@@ -54,6 +54,7 @@ MAX_TTL_MS = 86_400_000  # a task (and its answer) is kept at most a day, and ne
 KEEP = 100  # tasks remembered, like the jobs actor's finished jobs
 PROGRESS_POLL_S = 0.5
 RESULT_WAIT_S = 60.0  # one GetJob wait inside a blocking tasks/result; repeated until the task ends
+HEARTBEAT_S = 20.0  # a silent page (a long think) still sends progress this often, so clients do not give up
 TERMINAL = ("completed", "failed", "cancelled")
 
 
@@ -122,6 +123,7 @@ class TaskTable:
         self._deps = deps
         self._nursery = nursery
         self._tasks: OrderedDict[str, TaskRecord] = OrderedDict()
+        self._seen: set[str] = set()  # ids this table issued or restored: one that expired here stays expired
 
     # --- creation --------------------------------------------------------------------------------------------------
 
@@ -145,9 +147,15 @@ class TaskTable:
         else:
             rec.job_id = view.job_id
             rec.created_at = rec.updated_at = view.created_at
+            try:  # kept in the job's record: the task is known to the next server too
+                await self._deps.ctx.ref(JOBS).call(TagJob(view.job_id, TaskRef(rec.task_id, modern, ttl,
+                                                                               rec.created_at)), timeout=10)
+            except BridgeError as exc:
+                log.info("task %s: its job's record does not name it (%s)", rec.task_id[:8], exc.code)
             if progress is not None:
                 self._nursery.start_soon(self._pump, rec, progress)
         self._tasks[rec.task_id] = rec
+        self._seen.add(rec.task_id)
         while len(self._tasks) > KEEP:
             self._tasks.popitem(last=False)
         log.info("task %s: %s as job %s", rec.task_id[:8], tool.name, rec.job_id)
@@ -160,7 +168,7 @@ class TaskTable:
     # --- the requests ----------------------------------------------------------------------------------------------
 
     async def get(self, task_id: str) -> dict[str, Any]:
-        rec = self._record(task_id)
+        rec = await self._record(task_id)
         state = await self._state(rec)
         task = self._task(rec, state)
         if rec.modern and state.status == "completed" and state.result is not None:
@@ -169,14 +177,14 @@ class TaskTable:
 
     async def result(self, task_id: str) -> dict[str, Any]:
         """2025-11-25 ``tasks/result``: block until the task ends, then return what the call would have."""
-        rec = self._record(task_id)
+        rec = await self._record(task_id)
         state = await self._state(rec, wait_s=RESULT_WAIT_S)
         while state.result is None:  # still running (or cancelled and still stopping): wait for its job
             state = await self._state(rec, wait_s=RESULT_WAIT_S)
         return {**call_result(state.result), "_meta": {RELATED_TASK: {"taskId": rec.task_id}}}
 
     async def cancel(self, task_id: str) -> dict[str, Any]:
-        rec = self._record(task_id)
+        rec = await self._record(task_id)
         state = await self._state(rec)
         if state.status in TERMINAL:
             if rec.modern:
@@ -190,7 +198,7 @@ class TaskTable:
         return {} if rec.modern else self._task(rec, await self._state(rec))
 
     async def update(self, task_id: str) -> dict[str, Any]:
-        self._record(task_id)  # we never ask for input: there is nothing outstanding to answer
+        await self._record(task_id)  # we never ask for input: there is nothing outstanding to answer
         return {}
 
     async def list_tasks(self, cursor: str | None) -> dict[str, Any]:
@@ -207,11 +215,36 @@ class TaskTable:
         for task_id in [t for t, rec in self._tasks.items() if rec.expires < now]:
             del self._tasks[task_id]
 
-    def _record(self, task_id: str) -> TaskRecord:
+    async def _record(self, task_id: str) -> TaskRecord:
         self._expire()
-        rec = self._tasks.get(task_id)
+        rec = self._tasks.get(task_id) or await self._restore(task_id)
         if rec is None:
             raise TaskError(INVALID_PARAMS, "Failed to retrieve task: Task not found (or expired)")
+        return rec
+
+    async def _restore(self, task_id: str) -> TaskRecord | None:
+        """A task issued before a restart, from its job's record (within its ttl)."""
+        if len(task_id) > 64 or task_id in self._seen:
+            return None
+        try:
+            found = await self._deps.ctx.ref(JOBS).call(FindTask(task_id), timeout=10)
+        except BridgeError:
+            return None
+        if found is None:
+            return None
+        ref = found.task
+        try:
+            created = dt.datetime.fromisoformat(ref.created_at.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        left_s = ref.ttl_ms / 1000 - (dt.datetime.now(dt.UTC) - created).total_seconds()
+        if left_s <= 0:
+            return None
+        rec = TaskRecord(ref.task_id, found.job.tool, ref.modern, ref.created_at, trio.current_time() + left_s,
+                         ref.ttl_ms, job_id=found.job.job_id, updated_at=ref.created_at)
+        self._tasks[rec.task_id] = rec
+        self._seen.add(rec.task_id)
+        log.info("task %s: known from job %s's record (issued before a restart)", task_id[:8], rec.job_id)
         return rec
 
     async def _view(self, rec: TaskRecord, wait_s: float = 0.0) -> JobView:
@@ -253,16 +286,20 @@ class TaskTable:
 
     async def _pump(self, rec: TaskRecord, progress: ProgressSender) -> None:
         """2025-11-25: progress notifications with the partial answer while the task's job runs."""
-        step, last = 0, ""
+        step, last, sent_at = 0, "", trio.current_time()
         try:
             while not rec.cancelled:
                 view = await self._view(rec, PROGRESS_POLL_S)
                 if view.status is not JobStatus.RUNNING:
                     return
                 line = job_progress(view)
+                now = trio.current_time()
                 if line and line != last:
-                    step, last = step + 1, line
+                    step, last, sent_at = step + 1, line, now
                     await progress(rec.task_id, step, line)
+                elif now - sent_at >= HEARTBEAT_S:  # a long think shows nothing new: say it is still going
+                    step, sent_at = step + 1, now
+                    await progress(rec.task_id, step, heartbeat(last or "working", view.elapsed_s))
         except (TaskError, BridgeError) as exc:
             log.debug("progress of task %s ended: %s", rec.task_id[:8], exc)
         except Exception as exc:  # the client went away: the task goes on, its progress does not

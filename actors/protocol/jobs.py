@@ -1,4 +1,5 @@
-"""jobs: background asks that outlive the MCP call that started them."""
+"""jobs: background asks that outlive the MCP call that started them, and the server (a record per job in
+``<state-dir>/jobs/``)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ class JobView:
     errors: dict[ProviderName, ErrorInfo]
     partial: dict[ProviderName, str]  # the answer text so far (while running)
     phase: dict[ProviderName, AskPhase | JobPhase]
+    urls: dict[ProviderName, str] = attrs.field(factory=dict)  # each ask's conversation, once known
 
     def row(self) -> dict[str, object]:
         """One line of a job listing (list_jobs, bridge_status, the console)."""
@@ -51,8 +53,9 @@ class JobView:
 
 @attrs.frozen
 class StartJob(Request[JobView]):
-    """→ the new job at once. The asks (one per provider, in parallel) run inside the jobs actor until they finish,
-    are cancelled, or the server stops. Jobs are not persisted; finished answers are also in the history."""
+    """→ the new job at once. The asks (one per provider, in parallel) run inside the jobs actor until they finish or
+    are cancelled. The job's record is kept in the state dir as it changes: a server that stops leaves its running
+    asks to the next one, which reattaches them (never sending a question again)."""
 
     tool: str
     providers: tuple[ProviderName, ...]
@@ -81,5 +84,37 @@ class CancelJob(Request[JobView]):
     job_id: str
 
 
-JobsRequest = StartJob | GetJob | ListJobs | CancelJob
+@attrs.frozen
+class TaskRef:
+    """The MCP task a job runs as (mcp_front/tasks.py): kept in the job's record, so `tasks/get` and `tasks/result`
+    work for its id after a restart."""
+
+    task_id: str
+    modern: bool  # the 2026-07-28 tasks extension (else the 2025-11-25 form)
+    ttl_ms: int
+    created_at: str  # ISO 8601, UTC
+
+
+@attrs.frozen
+class TagJob(Request[None]):
+    """Record that `job_id` runs as the MCP task `task`. `JobNotFound` if unknown."""
+
+    job_id: str
+    task: TaskRef
+
+
+@attrs.frozen
+class TaskFound:
+    task: TaskRef
+    job: JobView
+
+
+@attrs.frozen
+class FindTask(Request[TaskFound | None]):
+    """→ the task with this id and its job, from the job records (a task issued before a restart), or None."""
+
+    task_id: str
+
+
+JobsRequest = StartJob | GetJob | ListJobs | CancelJob | TagJob | FindTask
 JOBS = Address[JobsRequest]("jobs", JobsRequest)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import enum
+import hashlib
+import re
 from typing import ClassVar
 
 import attrs
@@ -32,6 +34,7 @@ class AskProgress(Progress):
     phase: AskPhase
     chars: int = 0
     text: str = ""  # the partial answer so far (answering)
+    url: str = ""  # the conversation the question went to, once known (a background job keeps it to reattach)
 
 
 @attrs.frozen
@@ -94,6 +97,54 @@ class Ask(Request[AskResult]):
         """How long a requester waits for the reply: the ask's own deadline (every attempt is inside it) plus the
         time it takes to end it cleanly."""
         return self.timeout_s + ASK_REPLY_MARGIN_S
+
+
+# -- long asks and reattaching ---------------------------------------------------------------------------------------
+
+LONG_ASK_TIMEOUT_S = 4200.0  # Pro / Deep Think / heavy thinking: up to 60 minutes of answer, plus queueing and margin
+MAX_ASK_TIMEOUT_S = 7200.0
+LONG_MODES = re.compile(r"\bpro\b|deep\s*think|deep\s*research|thinking|heavy", re.IGNORECASE)
+QUESTION_KEY_CHARS = 200  # the part of a question a conversation's last user message is compared on (flow.py)
+
+
+def default_timeout_s(response_timeout_s: float, mode: str | None = None) -> float:
+    """An ask's deadline when the caller gave none: the server's ``response_timeout_s``, or for a model or mode
+    whose answers take up to an hour (its label names Pro, Deep Think, Deep Research, Thinking or heavy) at least
+    `LONG_ASK_TIMEOUT_S`. The ask tools' model/mode argument (issue 20) passes its label here."""
+    if mode and LONG_MODES.search(mode):
+        return max(response_timeout_s, LONG_ASK_TIMEOUT_S)
+    return response_timeout_s
+
+
+def question_digest(question: str) -> str:
+    """A question as a job record keeps it: ``<n>:<sha256>`` of its first `QUESTION_KEY_CHARS` characters with the
+    whitespace removed (how `flow.question_shown` compares it with the conversation), never its text."""
+    key = re.sub(r"\s+", "", question)[:QUESTION_KEY_CHARS]
+    return f"{len(key)}:{hashlib.sha256(key.encode()).hexdigest()}"
+
+
+def digest_shown(digest: str, last_user: str) -> bool:
+    """Is the conversation's last user message (its first 300 characters, perhaps behind a "You said" label) the
+    question of `digest`? The `question_shown` test, on the digest: some window of the message hashes to it."""
+    n_text, _, want = digest.partition(":")
+    if not n_text.isdigit() or not want or int(n_text) == 0:
+        return False
+    n = int(n_text)
+    seen = re.sub(r"\s+", "", last_user)
+    return any(hashlib.sha256(seen[i:i + n].encode()).hexdigest() == want for i in range(len(seen) - n + 1))
+
+
+@attrs.frozen
+class Reattach(Ask):
+    """An ask whose question a server that stopped already sent (a background job it ran): open `url`, wait for the
+    conversation's turns, check that its last user message is this question (`digest`), then wait for that turn's
+    answer within the deadline and read it. Never types, never sends. A question that is not the last user message,
+    or a page that cannot be read, ends it with `Interrupted` carrying `url` and the best partial answer known
+    (`partial`: what the job recorded before the stop). `question` is empty: only its digest is kept."""
+
+    url: str = ""
+    digest: str = ""
+    partial: str = ""
 
 
 @attrs.frozen

@@ -27,6 +27,7 @@ from supervisor.errors import (
     AnswerNotFound,
     BridgeError,
     InputRejected,
+    Interrupted,
     LoginRequired,
     NoResponse,
     ProviderError,
@@ -37,7 +38,7 @@ from supervisor.errors import (
     StuckError,
 )
 
-from ..protocol.provider import AskPhase, AskWarning
+from ..protocol.provider import AskPhase, AskWarning, digest_shown
 from .page import Box, Extracted, Notice, NoticeKind, PageState, Predicate
 from .tab import AskMemo, PageTimeout, TabGone
 from .table import Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch, rate_limit_text
@@ -198,7 +199,7 @@ class AskFlow:
     def __init__(self, page: Page, table: ProviderTable, timeouts: Timeouts, *, question: str, new_chat: bool,
                  session_url: str | None, budget: AskBudget, memo: AskMemo, progress: Progress,
                  log: logging.Logger, dump: Callable[[str], Awaitable[str]], spawn: Spawn,
-                 before_typing: Callable[[], Awaitable[None]] | None = None) -> None:
+                 reattach: str | None = None, before_typing: Callable[[], Awaitable[None]] | None = None) -> None:
         self.page = page
         self.t = table
         self.to = timeouts
@@ -221,6 +222,8 @@ class AskFlow:
         self.type_phase: TypePhase | None = None
         self.send_method = ""
         self.warnings: list[AskWarning] = []
+        # Reattaching a stopped server's job: the question's digest (its text is not kept). Never types or sends.
+        self.reattach = reattach
 
     def mark(self, name: str) -> None:
         self.marks[name] = trio.current_time()
@@ -236,7 +239,13 @@ class AskFlow:
             # sending it there would be a second (paid) message.
             raise self.unconfirmed("its conversation's URL was never known")
         st = await self.prepare()
-        resume = self.budget.attempt > 1 and self.memo.sent and question_shown(self.question, st.last_user)
+        resume = self.budget.attempt > 1 and self.memo.sent and (
+            question_shown(self.question, st.last_user) if self.reattach is None
+            else digest_shown(self.reattach, st.last_user))
+        if self.reattach is not None and not resume:
+            raise Interrupted(f"{self.t.title}: the last message of {self.memo.url} is not this job's question, so "
+                              "its answer cannot be told apart; nothing was sent", url=self.memo.url,
+                              hint="Open the conversation to read the answer, or ask again.")
         if resume:
             # Never send a question twice: it is in the conversation, so wait for (or read) its answer.
             self.log.info("%s: the question is already in the conversation; reading its answer instead of "

@@ -83,6 +83,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--allow-faults", action="store_true", default=None,
                    help="enable the console's fault helpers: crash/hang/slow an actor's next message, drop the "
                    "extension socket (for testing recovery; env AI_BRIDGE_ALLOW_FAULTS)")
+    s.add_argument("--jobs-keep-days", type=float, metavar="DAYS",
+                   help="keep background jobs' records (and answers) this many days: a restarted server knows them "
+                   "(default 7; env AI_BRIDGE_JOBS_KEEP_DAYS)")
     t = s.add_argument_group("general browser tools (safe mode and domain policy; see docs/tools.md)")
     t.add_argument("--enable-mutations", action="store_true", default=None,
                    help="allow the interaction and navigation tools (click, type, navigate, tab_new, ...); "
@@ -182,6 +185,25 @@ def parser() -> argparse.ArgumentParser:
     pr.add_argument("--state-dir", help="the servers' state dir (default as for serve)")
     pr.add_argument("--config", type=Path, help="TOML config file (default as for serve)")
 
+    j = sub.add_parser("jobs", help="list the background jobs and get their answers, from their records",
+                       description="The background jobs (asks with background: true, MCP tasks) of the state dir, "
+                       "read from their records in <state-dir>/jobs, whether a server runs or not. A job whose "
+                       "server stopped is reattached by the next `ai-bridge serve`. `ai-bridge jobs get JOB_ID` "
+                       "prints its answer (exit 0), its error (exit 1), or its partial answer while it runs "
+                       "(exit 3).")
+    j.add_argument("--state-dir", help="the servers' state dir (default as for serve)")
+    j.add_argument("--config", type=Path, help="TOML config file (default as for serve)")
+    j.add_argument("--jobs-keep-days", type=float, metavar="DAYS", help="list the jobs of this many days (default "
+                   "the jobs_keep_days setting, 7)")
+    j.add_argument("--json", action="store_true", help="print JSON")
+    jsub = j.add_subparsers(dest="jobs_command", metavar="ACTION")
+    jg = jsub.add_parser("get", help="print one job's answer, error or partial answer",
+                         description="Print one job's answer, error, or (while it runs) partial answer.")
+    jg.add_argument("job_id", metavar="JOB_ID")
+    jg.add_argument("--wait", type=float, default=0.0, metavar="S",
+                    help="wait up to S seconds for a running job to end (only while a server runs it)")
+    jg.add_argument("--json", dest="get_json", action="store_true", help="print JSON")
+
     sub.add_parser("extension-path", help="print the folder of the Chrome extension to 'Load unpacked'",
                    description="Print the folder of the bundled Chrome extension. In chrome://extensions turn on "
                    "Developer mode, choose 'Load unpacked' and pick this folder.")
@@ -190,7 +212,8 @@ def parser() -> argparse.ArgumentParser:
 
 CONFIG_KEYS = ("state_dir", "log_level", "discovery_port", "browser", "browser_path", "channel", "profile_dir",
                "isolated", "headless", "browser_args", "load_extensions", "close_browser", "project", "allow_faults",
-               "private_text", "enable_mutations", "unsafe_enable_eval", "allowed_domains", "providers_file")
+               "private_text", "enable_mutations", "unsafe_enable_eval", "allowed_domains", "providers_file",
+               "jobs_keep_days")
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -256,6 +279,14 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "pair":
         return _pair(config.state_dir)
+
+    if args.command == "jobs":
+        from . import jobs_cli
+
+        as_json = args.json or getattr(args, "get_json", False)
+        if args.jobs_command == "get":
+            return jobs_cli.get_main(config.state_dir, args.job_id, max(0.0, args.wait), as_json)
+        return jobs_cli.list_main(config.state_dir, config.jobs_keep_days, as_json)
 
     import trio
 

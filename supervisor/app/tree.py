@@ -65,7 +65,9 @@ def build_tree(config: Config, system: ActorSystem, *, with_front: bool = True, 
         ), on_intensity=OnIntensity.CONTAIN, max_restarts=5, period=30).as_child(shutdown=2.0),
         # Background asks (the job table outlives restarts of the actor, as mailboxes do) and the live console.
         SupervisorSpec("services", (
-            child(JOBS.name, jobs.run, book=jobs.JobBook(), shutdown=2.0),
+            # Job records (issue 21) only for the MCP server: `ask`, `doctor` and `check` never reattach its jobs.
+            child(JOBS.name, jobs.run, book=jobs.JobBook(config.state_dir if with_front else None,
+                                                         keep_days=config.jobs_keep_days), shutdown=2.0),
             child(CONSOLE.name, console.run, system=system, config=config, shutdown=0.5),
         ), on_intensity=OnIntensity.CONTAIN, max_restarts=5, period=30).as_child(shutdown=3.0),
     ]

@@ -18,13 +18,14 @@ from supervisor.errors import BridgeError, ErrorInfo
 
 from ...protocol.common import ProviderName
 from ...protocol.jobs import JOBS, JobView, StartJob
-from ...protocol.provider import Ask, AskProgress, AskResult, provider_address
+from ...protocol.provider import MAX_ASK_TIMEOUT_S, Ask, AskProgress, AskResult, default_timeout_s, provider_address
 from ...protocol.session_store import MAX_PROJECT
 from ..deps import FrontDeps, ToolCall
 from ..toolkit import Annotations, Args, Result, Tool
-from .render import Answer, BothAnswers, DryRun, JobStarted, answer_result, both_result, progress_line
+from .render import Answer, BothAnswers, DryRun, JobStarted, answer_result, both_result, heartbeat, progress_line
 
 MAX_QUESTION = 100_000
+HEARTBEAT_S = 20.0  # a silent page (a long think) still sends a progress notification this often
 
 
 class AskArgs(Args):
@@ -36,9 +37,10 @@ class AskArgs(Args):
         description="Start a fresh conversation instead of continuing this project's one.")] = False
     # No schema default: an absent timeout_s means the server's response_timeout_s setting.
     timeout_s: Annotated[float, Field(
-        ge=5, le=3600,
+        ge=5, le=MAX_ASK_TIMEOUT_S,
         description="Give up after this many seconds: it bounds the whole call, retries included (default: the "
-        "server's response_timeout_s setting, 480).")] | SkipJsonSchema[None] = None
+        "server's response_timeout_s setting, 480; 4200 for a Pro, Deep Think or Thinking model or mode, whose "
+        "answers take up to an hour).")] | SkipJsonSchema[None] = None
     background: Annotated[bool, Field(
         description="Return at once with a job_id instead of waiting; then call get_answer (it can wait, and shows "
         "the partial answer meanwhile). Use it when your MCP client times out long calls or you want to work while "
@@ -108,7 +110,9 @@ def _files(deps: FrontDeps, args: AskArgs) -> tuple[attachments.ProjectFile, ...
 
 
 async def _message(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Ask:
-    timeout_s = args.timeout_s if args.timeout_s is not None else deps.config.response_timeout_s
+    # Pro / Deep Think / Thinking answers take up to an hour: their default deadline is long enough (issue 21).
+    timeout_s = args.timeout_s if args.timeout_s is not None else default_timeout_s(
+        deps.config.response_timeout_s, getattr(args, "model", None) or getattr(args, "mode", None))
     files = _files(deps, args)  # checked before anything is sent; a failing file refuses the ask
     question = args.question
     uploads: tuple[str, ...] = ()
@@ -144,8 +148,20 @@ class _ProgressPump:
                 pass  # progress is advisory; never block an actor on a slow client
 
     async def run(self) -> None:
-        async for item in self.recv:
-            if not await self.call.progress(progress_line(item.provider, item.phase, item.text)):
+        started, last = trio.current_time(), "working"
+        while True:
+            item: AskProgress | None = None
+            with trio.move_on_after(HEARTBEAT_S):
+                try:
+                    item = await self.recv.receive()
+                except trio.EndOfChannel:
+                    return
+            if item is not None:
+                last = progress_line(item.provider, item.phase, item.text)
+                line = last
+            else:  # nothing new for a while (Pro and Deep Think answers think for many minutes): still going
+                line = heartbeat(last, trio.current_time() - started)
+            if not await self.call.progress(line):
                 return
 
 

@@ -21,6 +21,7 @@ class ErrorOut(Output):
     hint: str | None
     partial: str | Absent = Field(default=None, description="The answer received before a deadline or a stuck "
                                   "page ended it.")
+    url: str | Absent = Field(default=None, description="The conversation to look at (interrupted).")
 
 
 class ErrorOnly(Output):
@@ -135,6 +136,13 @@ def progress_line(provider: ProviderName, phase: AskPhase, text: str) -> str:
         tail = text[-300:].replace("\n", " ")
         return f"{provider.display} is answering ({len(text)} chars): …{tail}"
     return f"{provider.display}: {phase.value}"
+
+
+def heartbeat(line: str, elapsed_s: float) -> str:
+    """The last progress line again, for a page that shows nothing new for a while (a long think): still going."""
+    minutes, seconds = divmod(int(elapsed_s), 60)
+    took = f"{minutes}m {seconds:02d}s" if minutes else f"{seconds}s"
+    return f"{'; '.join(line.splitlines()) or 'working'} — still going, {took}"
 
 
 def answer_result(r: AskResult) -> Result:
