@@ -126,7 +126,23 @@ step by step, よく考えて ...) is answered with ``thinking`` on, as a model 
                              and each answer's data-message-model-slug ("gpt-5-2")
     rerenderDelayMs 0        a hidden tab's stale answer text re-renders this long after the page became visible
                              (0: in the next animation frame)
+    uploadMs    300          uploads (issue 20): each file chosen in the composer's file input (ChatGPT
+                             ``form div.hidden > input[type=file]``; Gemini ``uploader input[type=file]``) shows a
+                             chip (ChatGPT ``div[data-testid=file-tile]``, Gemini ``uploader-file-preview``, both with
+                             data-filename) with a ``role=progressbar`` while its bytes are POSTed to the site and for at
+                             least this long; no send while one uploads; the message carries the file ids
+    uploadMaxBytes 20 MiB    a bigger file is refused with a toast "<name> is too large to upload"
+    uploadMaxFiles 10        more files at once are refused: "You can only upload N files at a time"
+    uploadRefuse [.exe, .dmg] refused name endings: "File type not supported: <name>" (toasts: ChatGPT
+                             ``toast-root``, Gemini ``mat-snack-bar-container``)
     count       null         number of page loads these apply to (null = until reset)
+
+Pickers (issue 20), chosen per page (a reload shows the default again): ChatGPT 2026's model switcher opens a Radix
+menu on a pointer press (not on a script's click): ``[role=menu]`` with ``[role=menuitemradio][aria-checked]`` items
+Auto, Instant, Thinking, Pro; the choice shows in the switcher, each answer's ``data-message-model-slug``
+(``gpt-5-2-thinking``) and the request's model. Gemini (both shapes): ``bard-mode-switcher >
+button[data-test-id=bard-mode-menu-button]`` opens a mat-menu panel in the cdk overlay, ``button[role=menuitem]``
+items Fast, Thinking, Pro (高速モード, 思考モード, Pro); the choice shows in the label pill and the request's mode.
 
 ``delete``: a list of conversation ids deleted elsewhere (``SiteControl.delete_conversation``): loading one (as
 any unknown id) fails. 2026: the URL stays, no turns ever come, the composer is usable and a notice shows
@@ -141,7 +157,9 @@ URL /app). A question asked from such a page starts a new conversation.
 
     seq, site, question (exactly what the page read from its editor at send time), receivedAtMs,
     conversationId, messageId, script (the effective script), answer (markdown), status, firstTokenAtMs,
-    thinkingSeconds, thinkingSkipped, streamEndAtMs, completedAtMs, sources (Deep Research: the source list)
+    thinkingSeconds, thinkingSkipped, streamEndAtMs, completedAtMs, sources (Deep Research: the source list),
+    attachments (the files sent with it: name, size, sha256 of the bytes received), model (ChatGPT: the model slug
+    the request named, "auto" on the 2025 page; Gemini: the mode label)
 
 ``status``: received | thinking | streaming | complete | rate_limited | stuck | never | error (siteError) |
 disconnected (the page went away or clicked stop) | aborted (``/__reset`` during the answer). All times are

@@ -157,6 +157,12 @@ class PageOptions:
                                    # 5.2") and each answer's data-message-model-slug ("gpt-5-2")
     rerenderDelayMs: float = 0.0   # a hidden tab's stale answer text re-renders this long after the page became
                                    # visible (0: in the next animation frame)
+    # Uploads (issue 20): the composer's file input makes a chip per file with a progress indicator until the
+    # upload (POST to the site) is done; a refused file shows a toast naming it and is not attached.
+    uploadMs: float = 300.0        # how long each file's chip shows its progress (the upload itself is real)
+    uploadMaxBytes: int = 20 * 1024 * 1024  # a bigger file is refused: "<name> is too large"
+    uploadMaxFiles: int = 10       # more files in the composer at once are refused: "You can upload up to N files"
+    uploadRefuse: tuple = (".exe", ".dmg")  # refused types: "File type not supported: <name>"
 
     @classmethod
     def from_json(cls, data: Any) -> PageOptions:
@@ -182,14 +188,24 @@ class PageOptions:
         for name in ("login", "drift", "extensionButtons"):
             if not isinstance(getattr(opts, name), bool):
                 raise ControlError(f"{name} must be a boolean")
-        for name in ("slowBootMs", "historyDelayMs", "slowLoadMs", "rerenderDelayMs"):
+        if isinstance(opts.uploadRefuse, list):
+            opts = dataclasses.replace(opts, uploadRefuse=tuple(opts.uploadRefuse))
+        if not isinstance(opts.uploadRefuse, tuple) or not all(isinstance(x, str) for x in opts.uploadRefuse):
+            raise ControlError("uploadRefuse must be a list of file name endings like '.exe'")
+        for name in ("uploadMaxBytes", "uploadMaxFiles"):
+            value = getattr(opts, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ControlError(f"{name} must be an integer >= 0")
+        for name in ("slowBootMs", "historyDelayMs", "slowLoadMs", "rerenderDelayMs", "uploadMs"):
             value = getattr(opts, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
                 raise ControlError(f"{name} must be a number >= 0")
         return opts
 
     def to_json(self) -> dict:
-        return dataclasses.asdict(self)
+        out = dataclasses.asdict(self)
+        out["uploadRefuse"] = list(self.uploadRefuse)
+        return out
 
 
 def _count(value: Any) -> int | None:
@@ -411,6 +427,7 @@ class SiteState:
         self.page_remaining: int | None = None
         self.questions: list[dict] = []
         self.sends = 0  # every POST to the conversation endpoint, well-formed or not (a probe must make none)
+        self.uploads: dict[str, dict] = {}  # file id -> {id, name, size, sha256}: what the page uploaded
         self.pages: list[dict] = []
         self.conversations: dict[str, list[dict]] = {}
         self.deleted: set[str] = set()  # conversation ids that no longer load ("conversation not available")
@@ -504,8 +521,17 @@ class SiteState:
             return str(uuid.uuid4())
         return secrets.token_hex(8)  # Gemini: /app/<16 hex>
 
-    def begin(self, question: str, conversation_id: str | None, lang: str = "en") -> Generation:
-        """Log a question and decide how it is answered. ``lang`` is the UI language the page reported."""
+    def upload(self, name: str, data: bytes) -> dict:
+        """The page uploaded a file: keep its name, size and the SHA-256 of its bytes (never the bytes)."""
+        record = {"id": "file-" + secrets.token_hex(8), "name": name, "size": len(data),
+                  "sha256": hashlib.sha256(data).hexdigest()}
+        self.uploads[record["id"]] = record
+        return record
+
+    def begin(self, question: str, conversation_id: str | None, lang: str = "en", *,
+              attachments: list | None = None, model: str | None = None) -> Generation:
+        """Log a question and decide how it is answered. ``lang`` is the UI language the page reported;
+        ``attachments`` the ids of the files uploaded with it, ``model`` the model (mode) the page had chosen."""
         scripted = bool(self.queue)
         script = self.take_script()
         if not scripted and wants_thinking(question):
@@ -537,6 +563,9 @@ class SiteState:
             "streamEndAtMs": None,
             "completedAtMs": None,
             "sources": report_sources(answer, script.sources) if script.deepResearch else None,
+            "attachments": [{k: v for k, v in self.uploads[i].items() if k != "id"}
+                            for i in (attachments or []) if isinstance(i, str) and i in self.uploads],
+            "model": model,
         }
         self.questions.append(entry)
         self.conversations[conversation_id].append({"role": "user", "text": question, "messageId": message_id})

@@ -96,6 +96,19 @@ def _json(data: Any, status: int = 200) -> Response:
                     content_type="application/json; charset=utf-8", headers=NO_STORE)
 
 
+def _upload_boot(opts: Any) -> dict:
+    return {"uploadMs": opts.uploadMs, "uploadMaxBytes": opts.uploadMaxBytes, "uploadMaxFiles": opts.uploadMaxFiles,
+            "uploadRefuse": list(opts.uploadRefuse)}
+
+
+def _add_upload_route(app: QuartTrio, site: SiteState, path: str) -> None:
+    @app.post(path)
+    async def upload() -> Response:
+        name = request.args.get("name", "")
+        data = await request.get_data()
+        return _json(site.upload(name, data))
+
+
 def _new_app(site: SiteState) -> QuartTrio:
     app = QuartTrio(f"fakesite-{site.name}")
     app.config["RESPONSE_TIMEOUT"] = None  # answers may stream (or hang) for as long as a test wants
@@ -197,7 +210,7 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
                      boot={"locale": lang, "composer": opts.editor, "b": token, "sendClick": opts.sendClick,
                            "layout": opts.layout, "drift": opts.drift, "shape": opts.shape,
                            "extensionButtons": opts.extensionButtons, "model": opts.model,
-                           "rerenderDelayMs": opts.rerenderDelayMs})
+                           "rerenderDelayMs": opts.rerenderDelayMs, **_upload_boot(opts)})
 
     @app.get("/")
     async def home() -> Response:
@@ -211,7 +224,7 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
 
     @app.get("/cdn/assets/app.js")
     async def app_js() -> Response:
-        return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "chatgpt/app.js")
+        return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "common/uploads.js", "chatgpt/app.js")
 
     @app.get("/cdn/assets/app.css")
     async def app_css() -> Response:
@@ -239,7 +252,8 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
         except (KeyError, IndexError, TypeError):
             return _json({"detail": "bad request"}, 400)
         lang = "ja" if request.headers.get("oai-language", "en").startswith("ja") else "en"
-        gen = site.begin(question, body.get("conversation_id"), lang)
+        gen = site.begin(question, body.get("conversation_id"), lang, attachments=body.get("attachments"),
+                         model=body.get("model"))
         script = gen.script
         if script.rateLimited:
             await gen.pause(script.firstTokenMs)
@@ -248,6 +262,8 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
                           "message_id": gen.entry["messageId"]}, 429)
         return Response(_chatgpt_stream(site, gen), content_type="text/event-stream; charset=utf-8",
                         headers={**NO_STORE, "X-Accel-Buffering": "no"})
+
+    _add_upload_route(app, site, "/backend-api/files")
 
     @app.post("/backend-api/skip_thinking")
     async def skip_thinking() -> Response:
@@ -332,7 +348,8 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
         lang = "de" if opts.drift else opts.lang
         return _page("gemini/index.html", lang=lang, boot={
             "hl": lang, "b": token, "sendClick": opts.sendClick, "layout": opts.layout, "drift": opts.drift,
-            "shape": opts.shape, "extensionButtons": opts.extensionButtons, "rerenderDelayMs": opts.rerenderDelayMs})
+            "shape": opts.shape, "extensionButtons": opts.extensionButtons, "rerenderDelayMs": opts.rerenderDelayMs,
+            **_upload_boot(opts)})
 
     @app.get("/")
     async def root() -> Response:
@@ -350,7 +367,7 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
 
     @app.get("/_/static/gemini.js")
     async def gemini_js() -> Response:
-        return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "gemini/app.js")
+        return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "common/uploads.js", "gemini/app.js")
 
     @app.get("/_/static/gemini.css")
     async def gemini_css() -> Response:
@@ -377,9 +394,12 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
         if not isinstance(question, str):
             return _json({"error": "bad request"}, 400)
         lang = "ja" if request.args.get("hl", "en").startswith("ja") else "en"
-        gen = site.begin(question, body.get("conversation") or None, lang)
+        gen = site.begin(question, body.get("conversation") or None, lang, attachments=body.get("attachments"),
+                         model=body.get("mode"))
         return Response(_gemini_stream(site, gen), content_type="application/json+protobuf; charset=utf-8",
                         headers=NO_STORE)
+
+    _add_upload_route(app, site, "/_/BardChatUi/data/upload")
 
     @app.post("/_/BardChatUi/jslog")
     async def jslog() -> Response:

@@ -115,7 +115,19 @@ const state = {
 const m = location.pathname.match(/^\/c\/([0-9a-f-]+)/i);
 if (m) state.conversationId = m[1];
 
-let thread, editor, sendSlot;
+let thread, editor, sendSlot, uploader;
+
+// The model picker (issue 20): a Radix menu under the header's model switcher, opened by a pointer press (as Radix
+// does: a script's click() does not open it). The choice holds for this page's conversation; each answer's
+// data-message-model-slug and the request's `model` follow it.
+const MODELS = [
+  { label: 'Auto', desc: 'Decides how long to think', slug: '' },
+  { label: 'Instant', desc: 'Answers right away', slug: '-instant' },
+  { label: 'Thinking', desc: 'Thinks longer for better answers', slug: '-thinking' },
+  { label: 'Pro', desc: 'Research-grade intelligence', slug: '-pro' },
+];
+let chosenModel = MODELS[0];
+const modelSlug = () => 'gpt-' + MODEL.replace(/\./g, '-') + chosenModel.slug;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Turns
@@ -239,7 +251,7 @@ class AssistantTurn {
     this.content = NEW ? h('div', { class: 'flex w-full flex-col gap-1 empty:hidden first:pt-[1px]' }, inTurn) : inTurn;
     this.message = h('div', {
       'data-message-author-role': 'assistant', 'data-message-id': messageId,
-      'data-message-model-slug': NEW ? 'gpt-' + MODEL.replace(/\./g, '-') : 'gpt-5', dir: 'auto',
+      'data-message-model-slug': NEW ? modelSlug() : 'gpt-5', dir: 'auto',
       class: NEW ? 'min-h-8 text-message relative flex w-full flex-col items-end' : 'min-h-8 text-message',
     }, this.content);
     if (NEW) {
@@ -382,7 +394,7 @@ function renderButton() {
       id: 'composer-submit-button', type: 'button', 'data-testid': DRIFT ? 'send-prompt-button' : 'send-button',
       'aria-label': T.send,
       class: NEW ? 'composer-submit-btn composer-submit-button-color' : 'composer-submit-btn', html: ICON_SEND,
-      disabled: !editorText().trim(), onclick: onSendClick,
+      disabled: !editorText().trim() || (uploader && uploader.busy()), onclick: onSendClick,
     });
   }
   sendSlot.replaceChildren(btn);
@@ -439,13 +451,31 @@ function buildComposer() {
     onsubmit: (ev) => { ev.preventDefault(); if (!state.streaming) send(); },
   }, DRIFT ? h('div', { id: 'composer-background', class: 'composer-bg' }, h('div', { class: 'input-wrap' }, editor))
     : h('div', { class: 'composer-editor' }, editor), sendSlot);
+  const fileInput = h('input', { type: 'file', multiple: true, tabindex: '-1' });
+  const chipHost = h('div', { class: 'composer-attachments' });
+  form.prepend(h('div', { class: 'hidden' }, fileInput), chipHost);
+  makeUploader(fileInput, chipHost);
   renderButton();
   return form;
 }
 
+function makeUploader(input, host) {
+  const U = UPLOAD_TEXTS[LANG === 'ja' ? 'ja' : 'en'];
+  uploader = fakeUploader({
+    input, host, endpoint: '/backend-api/files', chipTag: 'div', chipTestId: 'file-tile', texts: U,
+    toast: (text) => document.body.append(h('div', { 'data-testid': 'toast-root', class: 'toast-root', role: 'status' },
+      h('div', { class: 'toast' }, text))),
+    onChange: () => { if (!state.streaming) renderButton(); },
+  });
+}
+
 function buildComposer2026() {
+  const fileInput = h('input', { type: 'file', multiple: true, tabindex: '-1' });
+  const chipHost = h('div', { class: 'composer-attachments flex flex-wrap gap-2' });
+  makeUploader(fileInput, chipHost);
   const composerButton = (label, extra) => h('button', { type: 'button', class: 'composer-btn', 'aria-label': label, ...extra, html: ICON_DOT });
   const surface = h('div', { class: 'composer-surface bg-token-bg-primary', 'data-composer-surface': 'true' },
+    chipHost,
     h('div', { class: 'composer-primary flex min-h-14 items-center' },
       DRIFT ? h('div', { id: 'composer-background', class: 'composer-bg' }, h('div', { class: 'input-wrap' }, editor))
         : h('div', { class: 'prosemirror-parent text-token-text-primary flex-1' }, editor)),
@@ -458,7 +488,7 @@ function buildComposer2026() {
   const form = h('form', {
     class: 'composer group/composer w-full', 'data-type': 'unified-composer',
     onsubmit: (ev) => { ev.preventDefault(); if (!state.streaming) send(); },
-  }, h('div', { class: 'hidden' }, h('input', { type: 'file', multiple: true, tabindex: '-1' })),
+  }, h('div', { class: 'hidden' }, fileInput),
   h('div', {}, surface),
   h('input', { class: 'sr-only select-none', id: 'upload-photos', type: 'file', accept: 'image/*', multiple: true, tabindex: '-1' }),
   h('input', { class: 'sr-only select-none', id: 'upload-camera', type: 'file', accept: 'image/*', capture: 'environment', tabindex: '-1' }));
@@ -532,9 +562,11 @@ function showLimit(place, text, messageId) {
 }
 
 async function send() {
-  if (state.streaming) return;
+  if (state.streaming || (uploader && uploader.busy())) return;  // no send while a file uploads
   const question = editorText().trim();   // read at send time: whatever the editor holds now is what is asked
   if (!question) return;
+  const attachments = uploader ? uploader.ids() : [];
+  if (uploader) uploader.clear();
   clearEditor();
   onEditorChange();
   addUserTurn(question);
@@ -560,7 +592,7 @@ async function send() {
       method: 'POST', signal: abort.signal,
       headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'oai-language': LANG === 'ja' ? 'ja-JP' : 'en-US' },
       body: JSON.stringify({
-        action: 'next', conversation_id: state.conversationId, model: 'auto',
+        action: 'next', conversation_id: state.conversationId, model: NEW ? modelSlug() : 'auto', attachments,
         messages: [{ id: crypto.randomUUID(), author: { role: 'user' }, content: { content_type: 'text', parts: [question] } }],
       }),
     });
@@ -643,6 +675,39 @@ async function loadConversation(id) {
   return null;
 }
 
+function closeModelMenu() {
+  document.querySelector('[data-radix-popper-content-wrapper]')?.remove();
+  const btn = document.querySelector('[data-testid="model-switcher-dropdown-button"]');
+  if (btn) { btn.setAttribute('aria-expanded', 'false'); btn.setAttribute('data-state', 'closed'); }
+}
+
+function toggleModelMenu(btn) {
+  if (document.querySelector('[data-radix-popper-content-wrapper]')) { closeModelMenu(); return; }
+  btn.setAttribute('aria-expanded', 'true');
+  btn.setAttribute('data-state', 'open');
+  const menu = h('div', { role: 'menu', 'data-state': 'open', 'data-radix-menu-content': '', class: 'popover model-menu', tabindex: '-1' },
+    h('div', { class: 'menu-heading text-token-text-tertiary' }, 'GPT-' + MODEL),
+    ...MODELS.map((mdl) => h('div', {
+      role: 'menuitemradio', 'aria-checked': String(mdl === chosenModel), 'data-state': mdl === chosenModel ? 'checked' : 'unchecked',
+      'data-testid': 'model-switcher-gpt-' + MODEL.replace(/\./g, '-') + mdl.slug, class: 'menu-item', tabindex: '-1',
+      onclick: () => {
+        chosenModel = mdl;
+        const label = btn.querySelector('.model-label');
+        if (label) label.textContent = MODEL + (mdl.slug ? ' ' + mdl.label : '');
+        btn.setAttribute('aria-label', T.modelSelector(MODEL + (mdl.slug ? ' ' + mdl.label : '')));
+        closeModelMenu();
+      },
+    }, h('div', { class: 'flex flex-col' }, h('div', { class: 'item-label' }, mdl.label),
+      h('div', { class: 'item-desc text-token-text-tertiary text-xs' }, mdl.desc)))));
+  const r = btn.getBoundingClientRect();
+  document.body.append(h('div', { 'data-radix-popper-content-wrapper': '', style: `position: fixed; left: ${r.left}px; top: ${r.bottom + 4}px; z-index: 50; min-width: 240px; background: #fff; border: 1px solid #ddd;` }, menu));
+}
+
+document.addEventListener('keydown', (ev) => { if (ev.key === 'Escape') closeModelMenu(); });
+document.addEventListener('pointerdown', (ev) => {
+  if (!ev.target.closest('[data-radix-popper-content-wrapper], [data-testid="model-switcher-dropdown-button"]')) closeModelMenu();
+});
+
 async function boot() {
   await fetch('/backend-api/me?b=' + encodeURIComponent(BOOT.b || '')).then((r) => r.json());
   const root = document.getElementById('__next');
@@ -652,7 +717,8 @@ async function boot() {
       h('button', {
         type: 'button', 'data-testid': 'model-switcher-dropdown-button', 'aria-label': T.modelSelector(MODEL),
         'aria-haspopup': 'menu', 'aria-expanded': 'false', 'data-state': 'closed', class: 'group flex items-center gap-1 brand',
-      }, h('div', {}, 'ChatGPT ', h('span', { class: 'text-token-text-tertiary' }, MODEL))),
+        onpointerdown: (ev) => { if (ev.button === 0) toggleModelMenu(ev.currentTarget); },
+      }, h('div', {}, 'ChatGPT ', h('span', { class: 'text-token-text-tertiary model-label' }, MODEL))),
       h('a', { href: '/', 'data-testid': 'create-new-chat-button', class: 'btn' }, T.newChat))
     : h('header', { class: 'page-header' }, h('span', { class: 'brand' }, 'ChatGPT'),
       h('a', { href: '/', 'data-testid': 'create-new-chat-button', class: 'btn' }, T.newChat));

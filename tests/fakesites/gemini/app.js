@@ -59,7 +59,8 @@ const T = {
   en: {
     send: 'Send message', stop: 'Stop response', mic: 'Use microphone', good: 'Good response',
     bad: 'Bad response', copy: 'Copy response', copyCode: 'Copy code', downloadCode: 'Download code',
-    moreOptions: 'More options', prompt: 'Enter a prompt here',
+    moreOptions: 'More options', prompt: 'Enter a prompt here', upload: 'Open upload file menu',
+    modePicker: 'Open mode picker',
     placeholder: 'Ask Gemini', youSaid: 'You said', geminiSaid: 'Gemini said', newChat: 'New chat',
     loadError: "Couldn't load this conversation.", netError: 'Something went wrong. Please try again.',
     thinking: 'Thinking', showThinking: 'Show thinking', retry: 'Retry',
@@ -67,6 +68,7 @@ const T = {
   ja: {
     send: 'プロンプトを送信', stop: '回答を停止', mic: 'マイクを使用', good: '良い回答', bad: '悪い回答',
     copy: '回答をコピー', copyCode: 'コードをコピー', downloadCode: 'コードをダウンロード', moreOptions: 'その他のオプション', prompt: 'ここにプロンプトを入力してください',
+    upload: '[ファイルをアップロード] メニューを開く', modePicker: 'モード選択ツールを開く',
     placeholder: 'Gemini に相談', youSaid: 'あなたのプロンプト', geminiSaid: 'Gemini の回答', newChat: 'チャットを新規作成',
     loadError: 'この会話を読み込めませんでした。', netError: '問題が発生しました。もう一度お試しください。',
     thinking: '思考中', showThinking: '思考プロセスを表示', retry: '再試行',
@@ -75,6 +77,7 @@ const T = {
     send: 'Nachricht senden', stop: 'Antwort anhalten', mic: 'Mikrofon verwenden', good: 'Gute Antwort',
     bad: 'Schlechte Antwort', copy: 'Antwort kopieren', copyCode: 'Code kopieren', downloadCode: 'Code herunterladen',
     moreOptions: 'Weitere Optionen', prompt: 'Prompt hier eingeben', placeholder: 'Gemini fragen',
+    upload: 'Menü zum Hochladen von Dateien öffnen', modePicker: 'Modusauswahl öffnen',
     youSaid: 'Du hast gesagt', geminiSaid: 'Gemini hat gesagt', newChat: 'Neuer Chat',
     loadError: 'Diese Unterhaltung konnte nicht geladen werden.', netError: 'Etwas ist schiefgelaufen. Bitte versuch es noch einmal.',
     thinking: 'Denkt nach', showThinking: 'Gedankengang anzeigen', retry: 'Wiederholen',
@@ -354,10 +357,14 @@ class InputArea extends ShadowElement {
     });
     this.clear();
     this.actions = h('div', { class: 'trailing-actions' });
-    this.root.append(h('div', { class: 'input-area-container' },
+    const fileInput = h('input', { type: 'file', multiple: true, hidden: true, class: 'hidden-local-file-input', tabindex: '-1' });
+    const chipHost = h('div', { class: 'attachment-previews' });
+    this.root.append(chipHost, h('div', { class: 'input-area-container' },
+      h('uploader', { class: 'upload-button' }, h('button', { 'aria-label': T.upload, class: 'upload' }, '+'), fileInput),
       DRIFT ? h('div', { class: 'prompt-box' }, h('div', { class: 'prompt-editor' }, this.editor))
         : h('div', { class: 'text-input-field' }, h('rich-textarea', { class: 'text-input-field_textarea' }, this.editor)),
-      this.actions));
+      modeSwitcher(T.modePicker), this.actions));
+    this.uploads = makeUploader(fileInput, chipHost, () => this.onChange());
     const changed = () => this.onChange();
     this.editor.addEventListener('input', changed);
     this.editor.addEventListener('change', changed);
@@ -378,9 +385,10 @@ class InputArea extends ShadowElement {
   onChange() {
     const empty = !this.text().trim();
     this.editor.classList.toggle('ql-blank', empty);
+    const blocked = empty || !!(this.uploads && this.uploads.busy());
     if (this.sendButton) {
-      this.sendButton.disabled = empty;
-      this.sendButton.setAttribute('aria-disabled', empty ? 'true' : 'false');
+      this.sendButton.disabled = blocked;
+      this.sendButton.setAttribute('aria-disabled', blocked ? 'true' : 'false');
     }
   }
 
@@ -392,7 +400,7 @@ class InputArea extends ShadowElement {
       }, matIcon(DRIFT ? 'stop_circle' : 'stop')));
       return;
     }
-    const empty = !this.text().trim();
+    const empty = !this.text().trim() || !!(this.uploads && this.uploads.busy());
     this.sendButton = h('button', {
       class: 'send-button', 'aria-label': T.send, disabled: empty, 'aria-disabled': empty ? 'true' : 'false',
       onclick: (ev) => {
@@ -634,25 +642,21 @@ class Input2026 {
           // drift: the editor left rich-textarea for another container
           DRIFT ? h('div', { class: 'prompt-box' }, h('div', { class: 'prompt-editor' }, this.editor))
             : h('rich-textarea', { class: 'text-input-field_textarea ql-container ql-bubble' }, this.editor)))));
+    const fileInput = h('input', { type: 'file', multiple: true, hidden: true, class: 'hidden-local-file-input', tabindex: '-1' });
+    const chipHost = h('div', { class: 'attachment-previews' });
     const uploader = h('div', { class: 'leading-actions-wrapper' }, h('div', { class: 'uploader-button-container' },
       h('uploader', { class: 'upload-button' }, h('div', { class: 'file-uploader ng-star-inserted' },
-        matButton(T26.upload, 'add_2', { 'aria-haspopup': 'menu', 'aria-expanded': 'false' }),
-        h('input', { type: 'file', multiple: true, hidden: true, class: 'hidden-local-file-input', tabindex: '-1' })))));
+        matButton(T26.upload, 'add_2', { 'aria-haspopup': 'menu', 'aria-expanded': 'false' }), fileInput))));
+    this.uploads = makeUploader(fileInput, chipHost, () => this.onChange());
     const trailing = h('div', { class: 'trailing-actions-wrapper' },
-      h('div', { class: 'model-picker-container' }, h('bard-mode-switcher', {},
-        h('button', {
-          'aria-label': T26.modePicker, 'data-test-id': 'bard-mode-menu-button', 'aria-haspopup': 'menu',
-          'aria-expanded': 'false', class: 'mdc-button mat-mdc-button-base mat-mdc-menu-trigger input-area-switch',
-        }, h('span', { class: 'mdc-button__label' }, h('div', {
-          'data-test-id': 'logo-pill-label-container', class: 'logo-pill-label-container input-area-switch-label',
-        }, h('span', { class: 'ng-star-inserted' }, T26.fast), fontIcon('keyboard_arrow_down', 'dropdown-icon gds-icon-l')))))),
+      h('div', { class: 'model-picker-container' }, modeSwitcher(T26.modePicker)),
       h('div', { class: 'input-buttons-wrapper-bottom' },
         h('div', { class: 'mic-button-container' }, h('speech-dictation-mic-button', { class: 'speech-dictation-mic-button' },
           h('button', { class: 'mdc-icon-button mat-mdc-icon-button mat-mdc-button-base', 'aria-label': T26.mic },
             h('div', {}, fontIcon('mic', 'gds-icon-l'))))),
         this.sendSlot));
     this.el = h('input-container', { class: 'input-gradient' }, h('fieldset', { class: 'input-area-container' },
-      h('input-area-v2', { class: 'ui-improvements-phase-1' }, h('div', { class: 'input-area with-toolbox-drawer' },
+      h('input-area-v2', { class: 'ui-improvements-phase-1' }, chipHost, h('div', { class: 'input-area with-toolbox-drawer' },
         textField, uploader, trailing))),
     h('hallucination-disclaimer', { class: 'hallucination-disclaimer' }, h('div', { class: 'capabilities-disclaimer' },
       h('p', { 'data-test-id': 'disclaimer', class: 'gds-body-s desktop-spacing ng-star-inserted' }, T26.disclaimer))));
@@ -674,8 +678,8 @@ class Input2026 {
   clear() { this.editor.innerHTML = '<p><br></p>'; }
 
   onChange() {
-    const empty = !this.text().trim();
-    this.editor.classList.toggle('ql-blank', empty);
+    const empty = !this.text().trim() || !!(this.uploads && this.uploads.busy());
+    this.editor.classList.toggle('ql-blank', !this.text().trim());
     // 2026: never the disabled attribute, only aria-disabled
     if (this.sendButton) this.sendButton.setAttribute('aria-disabled', empty ? 'true' : 'false');
   }
@@ -690,7 +694,7 @@ class Input2026 {
       }, fontIcon(DRIFT ? 'stop_circle' : 'stop', 'gds-icon-xl')));
       return;
     }
-    const empty = !this.text().trim();
+    const empty = !this.text().trim() || !!(this.uploads && this.uploads.busy());
     this.sendButton = h('button', {
       class: 'mdc-icon-button mat-mdc-icon-button mat-mdc-button-base send', 'aria-label': T26.send,
       'aria-disabled': empty ? 'true' : 'false',
@@ -797,6 +801,59 @@ class ReportPanel {
 
 let app;
 
+// Uploads and the mode picker (issue 20), in both shapes. The mode menu is a mat-menu: its panel renders in the cdk
+// overlay container at the end of <body>; items are button[role=menuitem] with a title and a description; the chosen
+// mode's label shows in the picker's label pill, and the request carries it (`mode`). The choice holds for this page.
+function makeUploader(input, host, onChange) {
+  const U = UPLOAD_TEXTS[LANG === 'ja' ? 'ja' : 'en'];
+  return fakeUploader({
+    input, host, endpoint: '/_/BardChatUi/data/upload', chipTag: 'uploader-file-preview', texts: U, onChange,
+    toast: (text) => document.body.append(h('mat-snack-bar-container', { class: 'mat-mdc-snack-bar-container' },
+      h('div', { class: 'mat-mdc-snack-bar-label', role: 'status' }, text))),
+  });
+}
+
+const MODES = {
+  en: [['Fast', 'Answers quickly'], ['Thinking', 'Solves complex problems'], ['Pro', 'Thinks longer for advanced math & code']],
+  ja: [['高速モード', 'すばやく回答'], ['思考モード', '複雑な問題を解決'], ['Pro', '高度な数学とコードのために長く考える']],
+  de: [['Schnell', 'Antwortet schnell'], ['Denken', 'Löst komplexe Probleme'], ['Pro', 'Denkt länger nach']],
+}[LANG].map(([label, desc]) => ({ label, desc }));
+let chosenMode = MODES[0];
+
+function modeSwitcher(ariaLabel) {
+  const pill = h('span', { class: 'ng-star-inserted mode-label' }, chosenMode.label);
+  const btn = h('button', {
+    'aria-label': ariaLabel, 'data-test-id': 'bard-mode-menu-button', 'aria-haspopup': 'menu',
+    'aria-expanded': 'false', class: 'mdc-button mat-mdc-button-base mat-mdc-menu-trigger input-area-switch',
+    onclick: (ev) => toggleModeMenu(ev.currentTarget, pill),
+  }, h('span', { class: 'mdc-button__label' }, h('div', {
+    'data-test-id': 'logo-pill-label-container', class: 'logo-pill-label-container input-area-switch-label',
+  }, pill, NEW ? fontIcon('keyboard_arrow_down', 'dropdown-icon gds-icon-l') : null)));
+  return h('bard-mode-switcher', {}, btn, h('mat-menu', { 'data-test-id': 'desktop-nested-mode-menu' }));
+}
+
+function closeModeMenu() {
+  document.querySelector('.cdk-overlay-container .mode-menu-pane')?.remove();
+}
+
+function toggleModeMenu(btn, pill) {
+  if (document.querySelector('.cdk-overlay-container .mode-menu-pane')) { closeModeMenu(); btn.setAttribute('aria-expanded', 'false'); return; }
+  btn.setAttribute('aria-expanded', 'true');
+  let overlay = document.querySelector('.cdk-overlay-container');
+  if (!overlay) { overlay = h('div', { class: 'cdk-overlay-container' }); document.body.append(overlay); }
+  const r = btn.getBoundingClientRect();
+  overlay.append(h('div', { class: 'cdk-overlay-pane mode-menu-pane', style: `position: fixed; left: ${r.left}px; top: ${Math.max(0, r.top - 180)}px; z-index: 1000; background: #fff; border: 1px solid #ddd;` },
+    h('div', { class: 'mat-mdc-menu-panel gds-mode-switch-menu', role: 'menu', tabindex: '-1' },
+      h('div', { class: 'mat-mdc-menu-content' }, ...MODES.map((md) => h('button', {
+        role: 'menuitem', class: 'mat-mdc-menu-item bard-mode-list-button' + (md === chosenMode ? ' is-selected' : ''),
+        'data-test-id': 'bard-mode-option-' + md.label.toLowerCase(), 'aria-checked': String(md === chosenMode),
+        onclick: () => { chosenMode = md; pill.textContent = md.label; closeModeMenu(); btn.setAttribute('aria-expanded', 'false'); },
+      }, h('span', { class: 'mat-mdc-menu-item-text' }, h('div', { class: 'mode-title gds-label-l' }, md.label),
+        h('div', { class: 'mode-desc gds-body-s' }, md.desc))))))));
+}
+
+document.addEventListener('keydown', (ev) => { if (ev.key === 'Escape') closeModeMenu(); });
+
 function setStreaming(on) {
   state.streaming = on;
   if (!on) { state.abort = null; state.frozen = false; }
@@ -836,9 +893,11 @@ async function readFrames(response, onFrame) {
 }
 
 async function send() {
-  if (state.streaming) return;
+  if (state.streaming || app.input.uploads.busy()) return;  // no send while a file uploads
   const question = app.input.text().trim();   // read at send time
   if (!question) return;
+  const attachments = app.input.uploads.ids();
+  app.input.uploads.clear();
   app.input.clear();
   app.input.onChange();
   app.history.addUserQuery(question);
@@ -850,7 +909,7 @@ async function send() {
   try {
     const r = await fetch('/_/BardChatUi/data/assistant.lamda.BardFrontendService/StreamGenerate?hl=' + LANG + '&rt=c', {
       method: 'POST', signal: abort.signal, headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ prompt: question, conversation: state.conversation }),
+      body: JSON.stringify({ prompt: question, conversation: state.conversation, attachments, mode: chosenMode.label }),
     });
     if (!r.ok) throw new Error('HTTP ' + r.status);
     await readFrames(r, (f) => {

@@ -1,0 +1,170 @@
+"""Files and models (issue 20), end to end: a real MCP client → `ai-bridge serve` → our extension in headless Chromium
+→ the fake sites, whose composers take files through their own file input (chips with progress, an upload to the
+site, refusals by type, size and count) and whose pickers choose the model (ChatGPT) or mode (Gemini). The fakes log
+what they received: each file's name, size and the SHA-256 of its bytes, and the model the message went to."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import REPO
+from .e2e import open_bridge, requires_chromium
+from .fakesites.fixture import FakeSites, SiteControl
+from .fakesites.scripting import answer_ref
+
+pytestmark = [requires_chromium, pytest.mark.chromium]
+
+FAST = {"chunks": 3, "intervalMs": 30, "firstTokenMs": 80}
+TOOL = {"chatgpt": "ask_chatgpt_web", "gemini": "ask_gemini_web"}
+PROVIDERS = ["chatgpt", "gemini"]
+
+
+@pytest.fixture
+def project_files() -> Iterator[tuple[str, dict[str, bytes]]]:
+    """Three files inside the project the server runs in (its working directory is the repository): a text file, a
+    binary one and one with a non-ASCII name. Yields the folder (relative) and name → bytes."""
+    rel = f".test-cache/attach-{uuid.uuid4().hex[:8]}"
+    folder = REPO / rel
+    folder.mkdir(parents=True)
+    files = {
+        "notes.md": b"# Notes\n\nThe answer must mention the numbers 17 and 42.\n",
+        "blob.bin": bytes(range(256)) * 40 + os.urandom(512),
+        "résumé 日本語.txt": "Größe: 名前と数字 7\n".encode(),
+    }
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    try:
+        yield rel, files
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def received(site: SiteControl) -> dict[str, Any]:
+    qs = site.log()
+    assert qs, "the site received no question"
+    return qs[-1]
+
+
+def digests(files: dict[str, bytes]) -> list[dict[str, Any]]:
+    return sorted(({"name": n, "size": len(b), "sha256": hashlib.sha256(b).hexdigest()} for n, b in files.items()),
+                  key=lambda d: d["name"])
+
+
+@pytest.mark.parametrize("shape", ["2026", "2025"])
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_three_files_are_uploaded_then_the_question_is_sent(sites: FakeSites, tmp_path: Path, provider: str,
+                                                                  shape: str, project_files: Any) -> None:
+    rel, files = project_files
+    site: SiteControl = getattr(sites, provider)
+    site.control({"page": {"shape": shape, "uploadMs": 400}})
+    site.set_next(**FAST)
+    question = "Read the three files and name the 2 numbers in notes.md."
+    async with open_bridge(sites, tmp_path) as b:
+        res = await b.call(TOOL[provider], {"question": question, "files": [f"{rel}/*"], "new_chat": True,
+                                            "timeout_s": 90})
+    assert not res.is_error, res.content[0].text
+    assert answer_ref(question) in res.structured_content["answer"]
+    entry = received(site)
+    assert entry["question"] == question  # uploaded, not inlined
+    assert sorted(entry["attachments"], key=lambda d: d["name"]) == digests(files)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_inline_files_go_into_the_prompt_as_fenced_blocks(sites: FakeSites, tmp_path: Path, provider: str,
+                                                                project_files: Any) -> None:
+    rel, _ = project_files
+    site: SiteControl = getattr(sites, provider)
+    site.set_next(**FAST)
+    async with open_bridge(sites, tmp_path) as b:
+        res = await b.call(TOOL[provider], {"question": "Summarise the notes.", "files": [f"{rel}/*.md"],
+                                            "attach": "inline", "new_chat": True, "timeout_s": 60})
+    assert not res.is_error, res.content[0].text
+    entry = received(site)
+    assert entry["attachments"] == []
+    assert f"`{rel}/notes.md`\n```markdown\n# Notes" in entry["question"]
+    assert entry["question"].startswith("Summarise the notes.")
+
+
+@pytest.mark.parametrize(("page", "named"), [
+    ({"uploadRefuse": [".bin"]}, "blob.bin"),
+    ({"uploadMaxBytes": 5000}, "blob.bin"),
+    ({"uploadMaxFiles": 2}, None),
+])
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_refused_file_is_a_typed_error_and_nothing_is_sent(sites: FakeSites, tmp_path: Path, provider: str,
+                                                                   page: dict[str, Any], named: str | None,
+                                                                   project_files: Any) -> None:
+    rel, files = project_files
+    site: SiteControl = getattr(sites, provider)
+    site.control({"page": page})
+    async with open_bridge(sites, tmp_path) as b:
+        res = await b.call(TOOL[provider], {"question": "What is in these files?", "files": [f"{rel}/*"],
+                                            "new_chat": True, "timeout_s": 60})
+    assert res.is_error, res.content[0].text
+    err = res.structured_content["error"]
+    assert err["code"] == "attachment_refused", err
+    assert "nothing was sent" in err["message"]
+    if named:
+        assert repr(named) in err["message"], err["message"]
+    else:
+        assert all(n in err["message"] for n in files), err["message"]
+    assert site.full_log()["sends"] == 0
+
+
+async def test_files_outside_the_project_are_refused_before_any_tab(sites: FakeSites, tmp_path: Path) -> None:
+    async with open_bridge(sites, tmp_path) as b:
+        for pattern, words in (("../etc/passwd", "leaves the project"), ("/etc/passwd", "not relative"),
+                               ("no/such/file.txt", "does not exist")):
+            res = await b.call("ask_chatgpt_web", {"question": "q", "files": [pattern]})
+            assert res.is_error
+            err = res.structured_content["error"]
+            assert err["code"] == "file_refused" and words in err["message"], err
+    assert sites.chatgpt.full_log()["sends"] == 0 and not sites.chatgpt.pages()
+
+
+@pytest.mark.parametrize("shape", ["2026"])
+async def test_chatgpt_model_is_chosen_in_the_picker_and_named_in_the_result(sites: FakeSites, tmp_path: Path,
+                                                                            shape: str) -> None:
+    site = sites.chatgpt
+    site.control({"page": {"shape": shape}})
+    site.set_next(**FAST)
+    async with open_bridge(sites, tmp_path) as b:
+        res = await b.call("ask_chatgpt_web", {"question": "What is 6 times 7?", "model": "think",
+                                                "new_chat": True, "timeout_s": 60})
+        assert not res.is_error, res.content[0].text
+        assert res.structured_content["model"] == "gpt-5-2-thinking"
+        assert received(site)["model"] == "gpt-5-2-thinking"
+        bad = await b.call("ask_chatgpt_web", {"question": "What is 1 plus 1?", "model": "Turbo", "new_chat": True,
+                                               "timeout_s": 60})
+    assert bad.is_error
+    err = bad.structured_content["error"]
+    assert err["code"] == "unknown_model", err
+    assert "Auto, Instant, Thinking, Pro" in err["message"], err["message"]
+    assert len(site.log()) == 1  # the unknown model sent nothing
+
+
+@pytest.mark.parametrize("shape", ["2026", "2025"])
+async def test_gemini_mode_is_chosen_in_the_picker_and_named_in_the_result(sites: FakeSites, tmp_path: Path,
+                                                                          shape: str) -> None:
+    site = sites.gemini
+    site.control({"page": {"shape": shape}})
+    site.set_next(**FAST)
+    async with open_bridge(sites, tmp_path) as b:
+        res = await b.call("ask_gemini_web", {"question": "What is 6 times 7?", "mode": "PRO", "new_chat": True,
+                                              "timeout_s": 60})
+        assert not res.is_error, res.content[0].text
+        assert received(site)["model"] == "Pro"
+        if shape == "2026":
+            assert res.structured_content["model"] == "Pro"
+        bad = await b.call("ask_gemini_web", {"question": "What is 1 plus 1?", "mode": "Ultra", "new_chat": True,
+                                              "timeout_s": 60})
+    err = bad.structured_content["error"]
+    assert err["code"] == "unknown_model" and "Fast, Thinking, Pro" in err["message"], err
