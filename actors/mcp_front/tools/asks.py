@@ -14,7 +14,7 @@ from pydantic import Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from supervisor import attachments
-from supervisor.errors import BridgeError, ErrorInfo
+from supervisor.errors import BridgeError, ErrorInfo, InvalidArgument
 
 from ...protocol.common import ProviderName
 from ...protocol.jobs import JOBS, JobView, StartJob
@@ -178,6 +178,9 @@ def starter(tool: str, providers: tuple[ProviderName, ...]) -> Callable[[FrontDe
     """How an ask tool starts its background job (background: true, or an MCP task)."""
 
     async def start_job(deps: FrontDeps, call: ToolCall, args: AskArgs) -> JobView:
+        if args.dry_run:  # a preview sends nothing, so it is never a job (a task-augmented call must not send)
+            raise InvalidArgument("dry_run is answered at once and cannot run as a background job or task",
+                                  hint="Call it with dry_run: true as a plain call, without background or a task.")
         msg = await _message(deps, call, args)
         return await deps.ctx.ref(JOBS).call(StartJob(tool, providers, msg), timeout=10)
 
