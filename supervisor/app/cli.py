@@ -196,13 +196,12 @@ def parser() -> argparse.ArgumentParser:
     j.add_argument("--jobs-keep-days", type=float, metavar="DAYS", help="list the jobs of this many days (default "
                    "the jobs_keep_days setting, 7)")
     j.add_argument("--json", action="store_true", help="print JSON")
-    jsub = j.add_subparsers(dest="jobs_command", metavar="ACTION")
-    jg = jsub.add_parser("get", help="print one job's answer, error or partial answer",
-                         description="Print one job's answer, error, or (while it runs) partial answer.")
-    jg.add_argument("job_id", metavar="JOB_ID")
-    jg.add_argument("--wait", type=float, default=0.0, metavar="S",
-                    help="wait up to S seconds for a running job to end (only while a server runs it)")
-    jg.add_argument("--json", dest="get_json", action="store_true", help="print JSON")
+    j.add_argument("action", nargs="?", choices=["list", "get"], default="list",
+                   help="list (the default) the jobs, or get one job's answer, error or partial answer")
+    j.add_argument("job_id", nargs="?", metavar="JOB_ID", help="with get: the job")
+    j.add_argument("--wait", type=_seconds, metavar="S",
+                   help="with get: wait up to S seconds for a running job to end, while a server runs it (default: "
+                   "look once)")
 
     sub.add_parser("extension-path", help="print the folder of the Chrome extension to 'Load unpacked'",
                    description="Print the folder of the bundled Chrome extension. In chrome://extensions turn on "
@@ -283,10 +282,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "jobs":
         from . import jobs_cli
 
-        as_json = args.json or getattr(args, "get_json", False)
-        if args.jobs_command == "get":
-            return jobs_cli.get_main(config.state_dir, args.job_id, max(0.0, args.wait), as_json)
-        return jobs_cli.list_main(config.state_dir, config.jobs_keep_days, as_json)
+        if args.action == "get":
+            if not args.job_id:
+                print("ai-bridge jobs get: name the job: ai-bridge jobs get JOB_ID", file=sys.stderr)
+                return 2
+            return jobs_cli.get_main(config.state_dir, args.job_id, args.wait or 0.0, args.json)
+        return jobs_cli.list_main(config.state_dir, config.jobs_keep_days, args.json)
 
     import trio
 

@@ -60,7 +60,7 @@ TOOLS = (
          title="Get a background answer"),
     Tool("list_jobs",
          "List this server's background asks: every running one and the most recent finished ones, with status "
-         "and progress phase. Jobs end when the server stops.",
+         "and progress phase. Jobs are kept across server restarts (7 days by default).",
          ListJobsArgs, list_jobs, Annotations(read_only=True, idempotent=True), output=JobList,
          title="List background jobs"),
     Tool("cancel_job",
