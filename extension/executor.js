@@ -47,6 +47,8 @@ export const GENERAL_CDP_METHODS = new Set(SHARED.generalCdpMethods);
 const LEAVING_METHODS = new Set(['Page.navigate', 'Page.navigateToHistoryEntry', 'Page.handleJavaScriptDialog',
   'Page.bringToFront']);
 const MAX_BATCH = 64;
+// Elements that hold a document of their own (extension-side checks of where input and pixels land).
+const FRAME_OWNERS = new Set(['IFRAME', 'FRAME', 'OBJECT', 'EMBED']);
 
 const CREATE_WAIT_MS = 30_000;
 
@@ -343,6 +345,62 @@ export class Executor {
     }
   }
 
+  /** After a page guard said yes: what the page script cannot see, checked through the DOM domain. A point must
+   * not land on a frame owner (a cross-process frame) or inside a frame outside the policy; a screenshot, or keys
+   * whose focus the page could not place, must not meet a frame inside a closed shadow root. */
+  async _guard(tabId, lease, guard, verdict, policy) {
+    const target = { tabId };
+    const send = async (method, params = {}) => {
+      try {
+        return (await chrome.debugger.sendCommand(target, method, params)) ?? {};
+      } catch (e) {
+        throw new CommandError('cdp_error', `${method}: ${String(e?.message ?? e)}`);
+      }
+    };
+    const census = guard.shot === true || (guard.focus === true && verdict === 'unseen');
+    if (!guard.point && !census) return;
+    await send('DOM.enable');
+    try {
+      if (guard.point) {
+        // Input points are in the viewport; getNodeForLocation hit-tests in document coordinates.
+        const metrics = await send('Page.getLayoutMetrics');
+        const view = metrics.cssLayoutViewport ?? metrics.layoutViewport ?? {};
+        let hit = null;
+        try {
+          hit = await chrome.debugger.sendCommand(target, 'DOM.getNodeForLocation', {
+            x: Math.round(guard.point.x + (view.pageX ?? 0)), y: Math.round(guard.point.y + (view.pageY ?? 0)),
+            includeUserAgentShadowDOM: false, ignorePointerEventsNone: true,
+          });
+        } catch (e) {
+          // Nothing there (outside the document): nothing a frame could receive.
+          if (!/No node found/i.test(String(e?.message ?? e))) throw new CommandError('cdp_error', String(e?.message ?? e));
+        }
+        const { node } = hit ? await send('DOM.describeNode', { backendNodeId: hit.backendNodeId }) : { node: null };
+        if (FRAME_OWNERS.has(node?.nodeName)) {
+          throw new CommandError('policy_denied', `the point (${Math.round(guard.point.x)}, ${Math.round(guard.point.y)}) `
+            + `is on a <${node.nodeName.toLowerCase()}> whose document the browser tools may not read: input there is refused`);
+        }
+        if (hit?.frameId && hit.frameId !== lease.mainFrameId) {
+          const frame = findFrame((await send('Page.getFrameTree')).frameTree, hit.frameId);
+          const url = frame?.url ?? '';
+          const origin = frame?.securityOrigin ?? '';
+          const ok = frame && urlAllowed(policy, url) && (policyHost(origin) === null || urlAllowed(policy, origin));
+          if (!ok) throw denied(`the point (${Math.round(guard.point.x)}, ${Math.round(guard.point.y)}) is in a frame that`, url || 'an unknown frame');
+        }
+      }
+      if (census) {
+        const doc = await send('DOM.getDocument', { depth: -1, pierce: true });
+        const hidden = closedShadowFrames(doc.root);
+        if (hidden) {
+          throw new CommandError('policy_denied', `the page holds ${hidden} frame(s) inside closed shadow roots, where `
+            + `the browser tools cannot tell whose they are: ${guard.shot ? 'screenshot' : 'key input'} refused`);
+        }
+      }
+    } finally {
+      await send('DOM.disable').catch(() => {});
+    }
+  }
+
   async _send(tabId, method, cdpParams) {
     try {
       // Verbatim; e.g. Runtime.evaluate of `undefined` has no result.value and that is passed on as is.
@@ -423,6 +481,32 @@ export class Executor {
   }
 }
 
+function findFrame(tree, id) {
+  if (!tree) return null;
+  if (tree.frame?.id === id) return tree.frame;
+  for (const child of tree.childFrames ?? []) {
+    const found = findFrame(child, id);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** How many frame owners live inside closed shadow roots (DOM.getDocument with pierce: every shadow root and every
+ * in-process frame's document are in the tree). */
+function closedShadowFrames(root) {
+  let count = 0;
+  const stack = [[root, false]];
+  while (stack.length) {
+    const [node, closed] = stack.pop();
+    if (!node) continue;
+    if (closed && FRAME_OWNERS.has(node.nodeName)) count++;
+    for (const child of node.children ?? []) stack.push([child, closed]);
+    for (const sr of node.shadowRoots ?? []) stack.push([sr, closed || sr.shadowRootType === 'closed']);
+    if (node.contentDocument) stack.push([node.contentDocument, closed]);
+  }
+  return count;
+}
+
 // ---- command handlers (`this` is the Executor) ------------------------------------------------------------------
 
 /** One CDP command of a cdp.send / cdp.batch. A `Runtime.evaluate` with `aibGuard: true` in its params is a
@@ -434,16 +518,25 @@ function cdpCommand(c) {
   if (typeof method !== 'string') throw new CommandError('bad_params', 'method must be a string');
   if (!isPlainObject(raw)) throw new CommandError('bad_params', 'params must be an object');
   const { aibGuard, ...params } = raw;
-  const guard = aibGuard === true;
-  if (aibGuard !== undefined && (!guard || method !== 'Runtime.evaluate')) {
-    throw new CommandError('bad_params', 'aibGuard: true is only for Runtime.evaluate');
+  let guard = null;
+  if (aibGuard !== undefined) {
+    if (method !== 'Runtime.evaluate') throw new CommandError('bad_params', 'aibGuard is only for Runtime.evaluate');
+    // true, or what the extension checks itself after the page's guard: {point: {x, y}}, {focus: true}, {shot: true}
+    if (aibGuard === true) guard = {};
+    else if (isPlainObject(aibGuard)) guard = aibGuard;
+    else throw new CommandError('bad_params', 'aibGuard must be true or an object');
+    const p = guard.point;
+    if (p !== undefined && !(isPlainObject(p) && Number.isFinite(p.x) && Number.isFinite(p.y))) {
+      throw new CommandError('bad_params', 'aibGuard.point must be {x, y} numbers');
+    }
   }
   return { method, params, guard };
 }
 
+/** The page's guard verdict: true, 'unseen' (the page script cannot tell; the extension looks itself), or a refusal. */
 function checkGuard(result) {
   const value = result?.result?.value;
-  if (value === true) return;
+  if (value === true || value === 'unseen') return value;
   const why = typeof value === 'string' ? value
     : `the check failed (${JSON.stringify(result?.exceptionDetails?.text ?? result?.result ?? null).slice(0, 200)})`;
   throw new CommandError('policy_denied', why.slice(0, 1000));
@@ -621,7 +714,7 @@ const HANDLERS = {
       lease.policy = policy;
       await this._checkGeneral(lease, tabId, method, cdpParams, policy);
       const result = await this._send(tabId, method, cdpParams);
-      if (guard) checkGuard(result);
+      if (guard) await this._guard(tabId, lease, guard, checkGuard(result), policy);
       return result;
     }
     // The tab may have navigated since the attach: check where it is now, and where it is being sent.
@@ -655,7 +748,7 @@ const HANDLERS = {
     for (const { method, params: cdpParams, guard } of list) {
       await this._checkGeneral(lease, tabId, method, cdpParams, policy);
       const result = await this._send(tabId, method, cdpParams);
-      if (guard) checkGuard(result);
+      if (guard) await this._guard(tabId, lease, guard, checkGuard(result), policy);
       results.push(result);
     }
     return { results };

@@ -826,3 +826,30 @@ async def test_sizes_are_capped_and_small_failures_are_typed(toolsite: ToolSite,
 async def _console_with(b: Bridge, needle: str) -> dict[str, Any] | None:
     logs = await ok(b, "console_logs", {"limit": 1000})
     return logs if any(needle in e["text"] for e in logs["entries"]) else None
+
+
+async def test_frames_in_closed_shadow_roots_are_refused(toolsite: ToolSite, tmp_path: Path) -> None:
+    """A denied frame where no page script can see it (a closed shadow root): the extension finds it through the DOM
+    domain, and refuses the screenshot, a click on it, and keys while the focus is inside it."""
+    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b, b.devtools() as dt:
+        await ok(b, "tab_new", {"url": "https://allowed.test/denied-frame?closed"})
+        hidden = await frame_target(dt, "https://denied.test/frame-secret?2")
+        await eventually(lambda: in_frame(dt, hidden, "document.readyState === 'complete'"), 10, "the frame loaded")
+        assert "closed shadow" in await fails(b, "screenshot", {}, "policy_denied")
+        await fails(b, "click", {"selector": "#host"}, "policy_denied")
+        await ok(b, "click", {"selector": "#allowed-link", "modifiers": ["Control"]})  # elsewhere, input works
+
+        page = next(p["targetId"] for p in await dt.pages("https://allowed.test/denied-frame?closed"))
+        await dt.send("Target.activateTarget", {"targetId": page})
+        session = (await dt.send("Target.attachToTarget", {"targetId": page, "flatten": True}))["sessionId"]
+        box = await page_eval(dt, page, "JSON.stringify(document.getElementById('host').getBoundingClientRect())")
+        inner = await in_frame(dt, hidden, "JSON.stringify(document.getElementById('q').getBoundingClientRect())")
+        # (+ the iframe's default 2 px border)
+        x, y = json.loads(box)["x"] + json.loads(inner)["x"] + 7, json.loads(box)["y"] + json.loads(inner)["y"] + 7
+        for kind in ("mousePressed", "mouseReleased"):
+            await dt.send("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left",
+                                                       "clickCount": 1}, session)
+        await dt.send("Target.detachFromTarget", {"sessionId": session})
+        await eventually(lambda: in_frame(dt, hidden, "document.activeElement.id === 'q'"), 5, "focus in the frame")
+        assert "closed shadow" in await fails(b, "press", {"key": "a"}, "policy_denied")
+        assert await in_frame(dt, hidden, "document.getElementById('q').value") == ""

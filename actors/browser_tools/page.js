@@ -498,9 +498,15 @@
   }
 
   /** true, or why key input now is refused (the keyboard focus is inside a sealed frame). */
+  const SEES_FOCUS = new Set(['INPUT', 'TEXTAREA', 'SELECT', 'BUTTON', 'A', 'AREA', 'BODY', 'HTML', 'SUMMARY']);
+
+  /** true; 'unseen' when the focus may be inside a closed shadow root (the extension then looks there for
+   * frames); or why key input now is refused (the keyboard focus is inside a sealed frame). */
   function focusGuard() {
     const a = deepActive();
     if (a && sealed(a)) return `the keyboard focus is inside ${describe(a)}, ${SEALED}: key input is refused`;
+    // An element that is the active element without being where typing goes may be a closed shadow root's host.
+    if (a && !a.shadowRoot && !SEES_FOCUS.has(a.tagName) && !a.isContentEditable) return 'unseen';
     return true;
   }
 

@@ -183,8 +183,18 @@ async def guard(page: Page, kind: str, args: JSONObject | None = None) -> tuple[
     the extension stops the batch there with policy_denied (so input or a capture right after it cannot land in
     a sealed frame, or open a denied URL, between our check and the act)."""
     context = await page.world()
-    call = f"globalThis.__aibTools.guard({json.dumps(kind)}, {json.dumps(args or {})})"
-    return ("Runtime.evaluate", {"expression": call, "contextId": context, "returnByValue": True, GUARD_KEY: True})
+    args = args or {}
+    call = f"globalThis.__aibTools.guard({json.dumps(kind)}, {json.dumps(args)})"
+    # What the extension then checks itself, through the DOM domain (it sees closed shadow roots and frames of
+    # other processes, which the page script cannot): where the point lands, or frames in closed shadow roots.
+    ext: JSONObject = {}
+    if kind == "point":
+        ext = {"point": {"x": args.get("x"), "y": args.get("y")}}
+    elif kind == "focus":
+        ext = {"focus": True}
+    elif kind == "mask":
+        ext = {"shot": True}
+    return ("Runtime.evaluate", {"expression": call, "contextId": context, "returnByValue": True, GUARD_KEY: ext})
 
 
 
