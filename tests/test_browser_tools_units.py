@@ -552,3 +552,37 @@ def test_a_browser_crash_is_logged_with_its_signal_and_last_lines() -> None:
     assert "Check failed: width" in tail and "dbus" not in tail
     assert log_tail("") == "(nothing)"
     assert len(log_tail("x" * 5000)) == 300
+
+
+async def test_an_oversized_event_is_dropped_with_a_log_line_and_the_link_stays(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """An extension that sends an event bigger than the 4 MiB frame limit (an older one, or a bug): the server drops
+    that frame, says so, and keeps the link and everything pending on it."""
+    from actors.protocol.relay import RELAY, LinkStatus, RelayInfo
+    from supervisor.app import open_bridge
+    from supervisor.constants import SHARED
+
+    from .test_fuzz import RawClient
+
+    cfg = load({"state_dir": str(tmp_path / "state"), "browser": "connect"}, env={},
+               config_file=tmp_path / "none.toml")
+    async with open_bridge(cfg) as bridge:
+        relay = bridge.ref(RELAY)
+        info = await relay.call(RelayInfo(), timeout=5)
+        client = await RawClient.connect(info.ws_url, SHARED.extension_origin)
+        try:
+            await client.send(json.dumps({"type": "hello", "token": info.token,
+                                          "protocolVersion": SHARED.protocol_version}))
+            assert json.loads(await client.receive())["type"] == "welcome"
+            since = (await relay.call(LinkStatus(), timeout=5)).since
+            huge = {"type": "event", "event": "cdp", "tabId": 1, "method": "Runtime.consoleAPICalled",
+                    "params": {"args": [{"type": "string", "value": "é" * (3 << 20)}]}}
+            await client.send(json.dumps(huge, ensure_ascii=False))
+            await client.send(json.dumps({"type": "ping", "id": 7}))
+            with trio.fail_after(20):
+                assert json.loads(await client.receive()) == {"type": "pong", "id": 7}
+            status = await relay.call(LinkStatus(), timeout=5)
+            assert status.connected and status.since == since
+        finally:
+            await client.aclose()
+    assert any("dropped a" in r.getMessage() and "(event cdp)" in r.getMessage() for r in caplog.records)
