@@ -57,7 +57,7 @@ from supervisor.errors import (
     PolicyDenied,
 )
 
-from .conftest import REPO
+from .conftest import REPO, serve_command
 
 # (patterns, url, allowed): the one table both implementations must agree on.
 URL_CASES: list[tuple[list[str], str, bool]] = [
@@ -586,3 +586,18 @@ async def test_an_oversized_event_is_dropped_with_a_log_line_and_the_link_stays(
         finally:
             await client.aclose()
     assert any("dropped a" in r.getMessage() and "(event cdp)" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("kind", ["zero", "fifo"])
+def test_serve_with_a_providers_path_that_is_no_file_is_one_line_and_exit_2(tmp_path: Path, kind: str) -> None:
+    path = Path("/dev/zero")
+    if kind == "fifo":
+        path = tmp_path / "providers.fifo"
+        os.mkfifo(path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AI_BRIDGE_")}
+    env.update(AI_BRIDGE_STATE_DIR=str(tmp_path / "state"), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    out = subprocess.run([*serve_command(), "serve", "--providers", str(path)], cwd=REPO, env=env,
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "not a regular file" in lines[0] and str(path) in lines[0], out.stderr
