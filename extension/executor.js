@@ -325,8 +325,10 @@ export class Executor {
   async _checkGeneral(lease, tabId, method, cdpParams, policy) {
     if (!LEAVING_METHODS.has(method) && !urlAllowed(policy, lease.url)) throw denied(`tab ${tabId}`, lease.url);
     if (!LEAVING_METHODS.has(method) && isBlankUrl(lease.url)) {
-      // about:blank inherits the origin of the page that opened (or wrote) it: judge it by that origin.
-      const origin = await this._blankOrigin(tabId);
+      // about:blank inherits the origin of the page that opened (or wrote) it: judge it by that origin. A document's
+      // origin never changes, so it is read once per document (a commit or a URL change forgets it).
+      lease.blankOrigin ??= await this._blankOrigin(tabId);
+      const origin = lease.blankOrigin;
       if (policyHost(origin) !== null && !urlAllowed(policy, origin)) {
         throw denied(`tab ${tabId} (about:blank made by ${origin})`, origin);
       }
@@ -420,6 +422,7 @@ export class Executor {
       // At commit, before the new document runs anything: the URL every later check of this tab uses.
       lease.url = params.frame.unreachableUrl || params.frame.url;
       lease.mainFrameId = params.frame.id;
+      lease.blankOrigin = null;
     }
     if (lease?.subs.has(method)) {
       // A page decides how big an event is (a console string of 5 MB, a 1 MB script URL): cut it to fit one frame.
@@ -471,7 +474,10 @@ export class Executor {
     for (const check of this.waiters.get(tabId) ?? []) check();
     this._claimByOpener(tab);
     const lease = this.leases.get(tabId);
-    if (lease && changeInfo.url !== undefined) lease.url = changeInfo.url;
+    if (lease && changeInfo.url !== undefined) {
+      lease.url = changeInfo.url;
+      lease.blankOrigin = null;
+    }
     if (!('url' in changeInfo) && !('status' in changeInfo)) return; // title/favicon/audible noise
     for (const [conn, tabs] of this.known) {
       if (tabs.has(tabId)) {
@@ -659,7 +665,7 @@ const HANDLERS = {
     }
     const lease = {
       conn, ready: null, subs: new Set(), url: tab.url || tab.pendingUrl, kind: policy ? 'general' : 'provider', policy,
-      mainFrameId: null,
+      mainFrameId: null, blankOrigin: null,
     };
     lease.ready = policy ? this._attachGeneral(tabId, lease) : this._attach(tabId);
     this.leases.set(tabId, lease);
