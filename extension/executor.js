@@ -48,7 +48,7 @@ const LEAVING_METHODS = new Set(['Page.navigate', 'Page.navigateToHistoryEntry',
   'Page.bringToFront']);
 const MAX_BATCH = 64;
 // Elements that hold a document of their own (extension-side checks of where input and pixels land).
-const FRAME_OWNERS = new Set(['IFRAME', 'FRAME', 'OBJECT', 'EMBED']);
+const FRAME_OWNERS = new Set(['IFRAME', 'FRAME', 'OBJECT', 'EMBED', 'FENCEDFRAME']);
 
 const CREATE_WAIT_MS = 30_000;
 

@@ -201,11 +201,13 @@ async def type_text(page: Page, msg: TypeText) -> ActionReport:
         # Read the field back in the same round trip (not after a submit: that may start a navigation).
         groups.append([("Runtime.evaluate", {"expression": "globalThis.__aibTools.run('activeValue', {})",
                                              "contextId": await page.world(), "returnByValue": True})])
+    # The focus is checked again before every key: a page's key handler could move it into a sealed frame.
+    focus = await guard(page, "focus")
     batches: list[list[tuple[str, JSONObject]]] = []
     for group in groups:
-        if not batches or len(batches[-1]) + len(group) > BATCH_MAX:
-            batches.append([FRONT, await guard(page, "focus")])
-        batches[-1].extend(group)
+        if not batches or len(batches[-1]) + 1 + len(group) > BATCH_MAX:
+            batches.append([FRONT])
+        batches[-1] += [focus, *group]
     results: list[JSONObject] = []
     for cmds in batches:
         results = await page.cdp.batch(cmds, timeout_s=30)

@@ -32,7 +32,7 @@
 
   const SKIP_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE']);
   // Elements that can hold a document of their own.
-  const FRAME_TAGS = new Set(['IFRAME', 'FRAME', 'OBJECT', 'EMBED']);
+  const FRAME_TAGS = new Set(['IFRAME', 'FRAME', 'OBJECT', 'EMBED', 'FENCEDFRAME']);
 
   // ---- the domain policy, as extension/policy.js and actors/browser_tools/policy.py judge a URL -----------------
 
@@ -556,7 +556,8 @@
     return { masked: els.length, frames };
   }
 
-  const holdsFrame = (n) => n.nodeType === 1 && (isFrame(n) || Boolean(n.querySelector?.('iframe,frame,object,embed')));
+  const FRAME_SELECTOR = 'iframe,frame,object,embed,fencedframe';
+  const holdsFrame = (n) => n.nodeType === 1 && (isFrame(n) || Boolean(n.querySelector?.(FRAME_SELECTOR)));
 
   /** true when the mask held since `maskFrames`, else why not: no masked frame touched, moved or shown, and no
    * sealed frame added or left unmasked. */
