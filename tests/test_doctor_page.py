@@ -83,7 +83,7 @@ CHATGPT_IDLE = f"""<!DOCTYPE html>
   <div id="prompt-textarea" contenteditable="true" class="ProseMirror" translate="no"><p><br></p></div>
   <button aria-label="Humanize with QuillBot" type="button">QuillBot</button>
   <button aria-label="Dictate button" type="button"><svg></svg>dictate</button>
-  <button aria-label="Start Voice" data-testid="composer-speech-button" type="button"><svg></svg>voice</button>
+  <button aria-label="Start Voice" class="composer-submit-button-color" type="button"><svg></svg>voice</button>
 </form>
 <img src="https://chatgpt.com/backend-api/avatar.png" alt="">
 <div class="-mt-4 text-token-text-secondary relative w-full"><div>ChatGPT can make mistakes. Check important info.
@@ -317,7 +317,8 @@ async def test_chatgpt_idle_page(tmp_path: Path) -> None:
     assert report.url == "https://chatgpt.com/" and report.signed_in is True and report.language == "en"
     # No send button on an empty 2026 composer: Start Voice stands there; send is not applicable, not missing.
     assert item(report, "chatgpt.selectors.send")[0] is ProbeStatus.NOT_APPLICABLE
-    assert item(report, "chatgpt.selectors.voice") == (ProbeStatus.OK, 'button[aria-label="Start Voice"]')
+    assert item(report, "chatgpt.selectors.voice") == (ProbeStatus.OK,
+                                                       "button.composer-submit-button-color:not([data-testid])")
     assert item(report, "chatgpt.selectors.input")[0] is ProbeStatus.OK
     assert item(report, "chatgpt.selectors.feedback") == (ProbeStatus.OK, '[data-testid="copy-turn-action-button"]')
     assert item(report, "chatgpt.selectors.model") == (ProbeStatus.OK, "[data-message-model-slug]")

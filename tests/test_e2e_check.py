@@ -64,7 +64,7 @@ async def test_every_shipped_scenario_passes_on_the_fakes(sites: FakeSites, tmp_
     shipped = load()
     assert "9 scenario(s): 9 passed, 0 failed" in out
     # the probe ran first: one line per provider when all is well
-    assert "check: probe: chatgpt healthy (language en)\n" in err
+    assert "check: probe: chatgpt healthy (language en)\n" in err, err[:600]
     assert "check: probe: gemini healthy (language en)" in err and "gemini.selectors.send " not in err
     assert err.index("check: probe: gemini healthy") < err.index("asking")
     for s in shipped:  # a live progress line per scenario, with its timings
@@ -155,7 +155,9 @@ async def test_failures_are_named_with_the_providers_debug_dumps(sites: FakeSite
 
 async def test_drifted_markup_fails_before_any_question_and_an_override_file_fixes_it(
         sites: FakeSites, tmp_path: Path) -> None:
-    await sites.chatgpt.aio.set_page(drift=True)
+    # ChatGPT on the 2025 page: its idle composer shows the (renamed) send button; the 2026 one shows none until
+    # text is typed, and the probe types nothing.
+    await sites.chatgpt.aio.set_page(drift=True, shape="2025")
     await sites.gemini.aio.set_page(drift=True)
     proc = await cli(sites, tmp_path, "check", "--tag", "smoke")
     out, err = proc.stdout.decode(), proc.stderr.decode()

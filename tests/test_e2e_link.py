@@ -648,6 +648,7 @@ async def test_launched_browser_outlives_an_idle_worker_thread(tmp_path: Path) -
 
 
 async def test_snapshot_and_dom_inspection(sites: FakeSites, tmp_path: Path) -> None:
+    sites.gemini.set_page(shape="2025")  # the spec's page, all in shadow roots: their inlining is checked below
     sites.gemini.set_next(**FAST)
     async with open_bridge(sites, tmp_path) as b, b.devtools() as dt:
         await linked_status(b)

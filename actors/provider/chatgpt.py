@@ -46,9 +46,10 @@ TABLE = ProviderTable(
                   "textarea#prompt-textarea", 'textarea[data-testid="prompt-textarea"]'),
         # The 2026 composer shows no send button while it is empty (see `voice`): send is judged on a typed one.
         "send": ('button[data-testid="send-button"]', 'button[aria-label*="送信"]', 'button[aria-label*="Send"]'),
-        # What stands where the send button goes on an empty 2026 composer.
-        "voice": ('button[aria-label="Start Voice"]', 'button[aria-label*="Dictate"]', 'button[aria-label*="音声"]',
-                  'button[data-testid*="voice"]'),
+        # What stands where the send button goes on an empty 2026 composer: the submit slot's button that is not
+        # send or stop (whatever the UI language), else by its English or Japanese label.
+        "voice": ("button.composer-submit-button-color:not([data-testid])", 'button[aria-label="Start Voice"]',
+                  'button[aria-label*="Dictate"]', 'button[aria-label*="音声"]', 'button[data-testid*="voice"]'),
         "stop": ('button[data-testid="stop-button"]',),
         "user": ('[data-message-author-role="user"]',),
         "assistant": ('[data-message-author-role="assistant"]',),
@@ -57,8 +58,8 @@ TABLE = ProviderTable(
         # The turn action buttons of a finished turn (inside the last assistant turn): the completion signal.
         "feedback": ('[data-testid="copy-turn-action-button"]', '[data-testid="good-response-turn-action-button"]',
                      '[data-testid="bad-response-turn-action-button"]'),
-        # The model that answered: the message's own slug first, then the header's model switcher.
-        "model": ('[data-message-model-slug]', 'button[data-testid="model-switcher-dropdown-button"]'),
+        # The model that answered: the message's own slug (without one, the watcher reads the picker's label).
+        "model": ('[data-message-model-slug]',),
         # Files and models (issue 20): the composer's own file input (not the photo / camera ones), the chips of
         # attached files with their progress, the model picker (a Radix menu opened by a pointer press) and its items.
         "fileInput": ('form div.hidden > input[type="file"]', 'form input[type="file"]:not([accept])',

@@ -127,6 +127,11 @@ class ProviderTable:
     # The entries the user's providers.toml prepends to ("chatgpt.selectors.send"); set by `overrides.apply`.
     overridden: tuple[str, ...] = ()
 
+    @property
+    def primary_anchor(self) -> Anchor:
+        """The anchor an ordinary answer is read by on a healthy page (a report is read by its own)."""
+        return next(a for a in self.anchors if a is not Anchor.REPORT)
+
     def watcher_config(self) -> dict[str, object]:
         return {"name": self.name, "shadow": self.shadow_dom, "sel": {k: list(v) for k, v in self.selectors.items()},
                 "labels": {k: list(v) for k, v in self.labels.items()}, "anchors": [a.value for a in self.anchors]}

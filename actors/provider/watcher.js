@@ -222,7 +222,8 @@ function install(cfg, binding) {
         : scope.querySelector && scope.querySelector('[data-message-model-slug]');
       if (own) return squash(own.getAttribute('data-message-model-slug')).slice(0, 80);
     }
-    for (const el of deep(sel('model').filter((s) => !s.includes('data-message-model-slug')), roots)) {
+    const labelled = [...sel('model').filter((s) => !s.includes('data-message-model-slug')), ...sel('picker')];
+    for (const el of deep(labelled, roots)) {
       if (!isVisible(el)) continue;
       const aria = el.getAttribute('aria-label') || '';
       const named = aria.match(/current model is\s+(.+)$/i);

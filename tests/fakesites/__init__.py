@@ -129,8 +129,8 @@ step by step, よく考えて ...) is answered with ``thinking`` on, as a model 
     uploadMs    300          uploads (issue 20): each file chosen in the composer's file input (ChatGPT
                              ``form div.hidden > input[type=file]``; Gemini ``uploader input[type=file]``) shows a
                              chip (ChatGPT ``div[data-testid=file-tile]``, Gemini ``uploader-file-preview``, both with
-                             data-filename) with a ``role=progressbar`` while its bytes are POSTed to the site and for at
-                             least this long; no send while one uploads; the message carries the file ids
+                             data-filename) with a ``role=progressbar`` while its bytes are POSTed to the site and
+                             for at least this long; no send while one uploads; the message carries the file ids
     uploadMaxBytes 20 MiB    a bigger file is refused with a toast "<name> is too large to upload"
     uploadMaxFiles 10        more files at once are refused: "You can only upload N files at a time"
     uploadRefuse [.exe, .dmg] refused name endings: "File type not supported: <name>" (toasts: ChatGPT

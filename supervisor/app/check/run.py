@@ -43,7 +43,7 @@ CHECK_PROJECT = "ai-bridge-check"
 PROBE_TIMEOUT_S = 60.0
 SNAPSHOT_TIMEOUT_S = 25.0
 DUMP_LIMIT = 256 * 1024
-FIRST_ANCHOR = {ProviderName(t.name): t.anchors[0].value for t in SHIPPED}
+FIRST_ANCHOR = {ProviderName(t.name): t.primary_anchor.value for t in SHIPPED}
 
 
 def say(text: str) -> None:
