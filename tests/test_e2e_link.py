@@ -443,8 +443,13 @@ async def test_malformed_and_oversized_frames_do_not_crash_the_relay(sites: Fake
             with trio.fail_after(5):
                 pong = json.loads(await ws.get_message())
             assert pong == {"type": "pong", "id": 77}  # still open and served after 4 bad frames
-            try:
-                await ws.send_message(json.dumps({"type": "result", "id": 1, "result": {"x": "y" * (5 << 20)}}))
+            # A frame over the 4 MiB limit is dropped with a log line; the link stays and serves the next frame.
+            await ws.send_message(json.dumps({"type": "result", "id": 1, "result": {"x": "y" * (5 << 20)}}))
+            await ws.send_message(json.dumps({"type": "ping", "id": 78}))
+            with trio.fail_after(10):
+                assert json.loads(await ws.get_message()) == {"type": "pong", "id": 78}
+            try:  # past what the transport takes at all (16 MiB): closed with 1009
+                await ws.send_message(json.dumps({"type": "result", "id": 1, "result": {"x": "y" * (17 << 20)}}))
                 with trio.fail_after(10):
                     while True:
                         await ws.get_message()
@@ -465,7 +470,7 @@ async def test_malformed_and_oversized_frames_do_not_crash_the_relay(sites: Fake
         log = b.log_text()
     assert st["extension"]["userAgent"] != "raw-test-client"
     assert find_actor(st, "relay")["restarts"] == 0
-    assert "replaces" in log and "crashed" not in log
+    assert "replaces" in log and "crashed" not in log and "over the 4194304-byte limit" in log
 
 
 # --- 7. the service worker stops, the extension reloads --------------------------------------------------------------
