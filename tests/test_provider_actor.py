@@ -17,7 +17,8 @@ from actors.protocol.browser import BrowserPhase, BrowserProgress, BrowserReques
 from actors.protocol.provider import CHATGPT, Ask, AskPhase, AskProgress
 from actors.protocol.session_store import AppendHistory, GetSession, HistoryRecord, SessionStoreRequest
 from actors.provider import chatgpt
-from supervisor.errors import ExtensionNotConnected, ResponseTimeout
+from actors.provider.actor import transient
+from supervisor.errors import CdpError, ExtensionNotConnected, ResponseTimeout, TabClosed
 from supervisor.otp import ActorContext, ActorSystem, Registry, Strategy, SupervisorSpec, child
 
 
@@ -99,3 +100,19 @@ async def test_the_deadline_bounds_the_browser_wait_too(autojump_clock: trio.tes
     assert took == pytest.approx(12, abs=0.01)  # timeout_s bounds the whole call, the browser wait included
     assert "the question was not sent" in info.value.message
     assert len(history) == 1 and history[0].status == "failed"
+
+
+@pytest.mark.parametrize("exc, retried", [
+    (CdpError("cdp.send failed: Debugger is not attached to the tab with id: 12."), True),
+    (CdpError("cdp.send failed: Target closed"), True),
+    (CdpError("cdp.send failed: No tab with given id 5."), True),
+    (CdpError("Inspected target navigated or closed"), True),
+    (TabClosed("the tab was closed"), True),
+    (CdpError("cdp.send failed: Cannot find default execution context"), False),
+    (CdpError("Runtime.evaluate: Uncaught SyntaxError"), False),
+    (ExtensionNotConnected("the extension did not connect"), False),
+])
+def test_a_transient_detach_before_sending_is_retried_on_a_fresh_lease(exc: Exception, retried: bool) -> None:
+    """Issue 19.6: a debugger that went away under us (the tab replaced, closed, detached) is re-leased once before the
+    question is sent, never surfaced as cdp_error; other CDP failures are real errors."""
+    assert transient(exc) is retried

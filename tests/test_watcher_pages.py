@@ -314,3 +314,18 @@ async def test_labels_inside_questions_and_answers_never_stop_completion(page: P
         assert not failures, failures[-1]
 
     await trio.to_thread.run_sync(one)
+
+
+async def test_the_seeds_feedback_anchor_reads_the_box_around_the_thumb_only_where_it_holds_text(page: Page) -> None:
+    """Seed 4.4's P1 on the spec's page (img alt icons; the text in the thumb's box, no content class): it reads
+    the box. On the 2026 page the box is the action bar (buttons only) and the content anchor reads the answer."""
+    spec = ('<div id="chat-history"><user-query><p>Q?</p></user-query><model-response><div class="response-container">'
+            '<p>The answer is 42.</p><div class="response-footer"><button><img alt="thumb_up"></button>'
+            '<button><img alt="thumb_down"></button></div></div></model-response></div>'
+            '<div role="textbox" contenteditable="true"></div>')
+    await page.show(spec, gemini.TABLE)
+    got = await page.extract(own_only=True)
+    assert (got.text, got.how) == ("The answer is 42.", "feedback")
+    await page.show(gemini_page([("Q?", "<p>The answer is 42.</p>")]), gemini.TABLE)
+    got = await page.extract(own_only=True)
+    assert (got.text, got.how) == ("The answer is 42.", "content")
