@@ -25,6 +25,20 @@ const MAX_FRAME_BYTES = SHARED.maxFrameBytes; // the server closes with 1009 abo
 const BACKOFF_CODES = new Set(SHARED.backoffCloseCodes.map((name) => SHARED.closeCodes[name]));
 const MAX_HELD_FRAMES = 1000; // frames that may arrive while a welcome's proof is checked (milliseconds)
 
+// This browser profile's random id, made once and kept in its storage: sent in the hello so that the server can
+// tell this browser's connections from another browser's (the browser it attached to vs the user's Chrome). It
+// names nothing but the profile, and only to servers that got our hello.
+let browserIdPromise = null;
+function browserId() {
+  browserIdPromise ??= chrome.storage.local.get('browserId').then(async ({ browserId: known }) => {
+    if (typeof known === 'string' && /^[0-9a-f]{32}$/.test(known)) return known;
+    const made = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+    await chrome.storage.local.set({ browserId: made });
+    return made;
+  }).catch(() => null);
+  return browserIdPromise;
+}
+
 export class Connection {
   /**
    * @param {object} o
@@ -72,7 +86,7 @@ export class Connection {
       this._closed(null, `cannot open ${this.wsUrl}: ${e.message}`);
       return;
     }
-    this.ws.onopen = () =>
+    this.ws.onopen = async () =>
       this._send({
         type: 'hello',
         token: this.token,
@@ -80,6 +94,7 @@ export class Connection {
         protocolVersion: PROTOCOL_VERSION,
         extensionVersion: chrome.runtime.getManifest().version,
         userAgent: navigator.userAgent,
+        browserId: await browserId(),
       });
     this.ws.onmessage = (ev) => this._onFrame(ev.data);
     this.ws.onerror = () => {}; // always followed by onclose, which carries the code

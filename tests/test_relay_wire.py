@@ -155,3 +155,22 @@ def test_replies_with_odd_ids_are_strays() -> None:
         (ev,) = ln.receive(json.dumps({"type": "result", "id": cid, "result": {}}))
         assert isinstance(ev, wire.Stray)
     assert p.id in ln.pending
+
+
+# -- issue 25: which browser, and is its extension current --------------------------------------------------------
+
+
+def test_a_hello_names_its_browser_profile_only_by_a_well_formed_id() -> None:
+    good = wire.check_hello(hello(browserId="0123456789abcdef" * 2), token=TOKEN)
+    assert isinstance(good, wire.Hello) and good.browser_id == "0123456789abcdef" * 2
+    for bad in ("ABCDEF" * 6, "0" * 31, "0" * 33, 7, None, "../" * 11):
+        got = wire.check_hello(hello(browserId=bad), token=TOKEN)
+        assert isinstance(got, wire.Hello) and got.browser_id is None, bad
+
+
+@pytest.mark.parametrize(("version", "stale"), [
+    ("0.2.0", True), ("0.1.9", True), ("?", True), ("", True), ("0.3.0", False), ("0.3.1", False), ("1.0", False),
+    ("0.10.0", False),  # numbers, not strings: 10 > 3
+])
+def test_an_extension_older_than_the_shipped_one_is_stale(version: str, stale: bool) -> None:
+    assert wire.stale_extension(version, "0.3.0") is stale

@@ -36,6 +36,32 @@ class PendingCommand:
 
 
 @attrs.frozen
+class LinkDrop:
+    """How the last link ended, as the relay saw it (the browser actor adds the cause behind it)."""
+
+    at: float  # time.time()
+    code: int | None  # the WebSocket close code (1006: closed without a close frame)
+    reason: str  # the close reason, or ours when we dropped it
+    by_server: bool  # we closed it (replaced, heartbeat timeout, not reading)
+
+    def as_json(self) -> dict[str, object]:
+        return {"at": self.at, "code": self.code, "reason": self.reason, "byServer": self.by_server}
+
+
+@attrs.frozen
+class TabDetach:
+    """A tab the debugger was detached from without our asking: Chrome's reason (target_closed,
+    canceled_by_user: the user closed the infobar or opened DevTools)."""
+
+    at: float
+    tab_id: int
+    reason: str
+
+    def as_json(self) -> dict[str, object]:
+        return {"at": self.at, "tabId": self.tab_id, "reason": self.reason}
+
+
+@attrs.frozen
 class LinkReport:
     connected: bool
     since: float | None  # time.time() of the connection
@@ -45,13 +71,21 @@ class LinkReport:
     pending_commands: int
     pending: tuple[PendingCommand, ...]  # the oldest ones
     relay_port: int
+    browser_id: str | None = None  # the connected browser profile's id (its hello), when the extension sends one
+    expected_version: str | None = None  # the extension version this package ships
+    stale_hint: str | None = None  # set when the connected extension is older than the one shipped
+    last_drop: LinkDrop | None = None
+    detaches: tuple[TabDetach, ...] = ()  # the latest first
 
     def as_json(self) -> dict[str, object]:
         return {"connected": self.connected, "since": self.since, "extensionVersion": self.extension_version,
                 "userAgent": self.user_agent, "attachedTabs": list(self.attached_tabs),
                 "pendingCommands": self.pending_commands, "relayPort": self.relay_port,
                 "pending": [{"id": p.id, "method": p.method, "tabId": p.tab_id, "ageS": p.age_s}
-                            for p in self.pending]}
+                            for p in self.pending],
+                "expectedVersion": self.expected_version, "stale": self.stale_hint is not None,
+                "hint": self.stale_hint, "lastDrop": self.last_drop.as_json() if self.last_drop else None,
+                "tabDetaches": [d.as_json() for d in self.detaches]}
 
 
 @attrs.frozen

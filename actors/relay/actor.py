@@ -22,6 +22,7 @@ import math
 import secrets
 import time
 import uuid
+from collections import deque
 from pathlib import Path
 from typing import assert_never
 
@@ -29,6 +30,7 @@ import attrs
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, serve_websocket
 
+import supervisor
 from supervisor import pairing
 from supervisor.constants import SHARED
 from supervisor.errors import (
@@ -49,6 +51,7 @@ from ..protocol.common import JSONObject
 from ..protocol.relay import (
     DropLink,
     ExtCommand,
+    LinkDrop,
     LinkReport,
     LinkStatus,
     PendingCommand,
@@ -56,6 +59,7 @@ from ..protocol.relay import (
     RelayInfoReply,
     RelayRequest,
     Subscribe,
+    TabDetach,
     TabEvent,
     TabEventKind,
     Unsubscribe,
@@ -90,6 +94,7 @@ class Connection:
     outbox_send: trio.MemorySendChannel[str] = attrs.field(init=False)
     outbox_recv: trio.MemoryReceiveChannel[str] = attrs.field(init=False)
     dead: trio.Event = attrs.field(factory=trio.Event)
+    dropped: tuple[int, str] | None = None  # we closed it: the code and reason
 
     def __attrs_post_init__(self) -> None:
         self.outbox_send, self.outbox_recv = trio.open_memory_channel[str](OUTBOX)
@@ -118,6 +123,8 @@ class Relay:
         self.subs: dict[int, tuple[frozenset[str], trio.MemorySendChannel[TabEvent]]] = {}
         self.port = 0
         self.wake_expiry = trio.Event()
+        self.last_drop: LinkDrop | None = None
+        self.detaches: deque[TabDetach] = deque(maxlen=10)
 
     # -- the WebSocket side -----------------------------------------------------------------------------------------
 
@@ -174,6 +181,9 @@ class Relay:
             security.warning("relay: a new extension connection (%s) replaces %s", conn.id, old.id)
             await self._drop(old, SHARED.close.replaced, "replaced by a newer connection")
         log.info("extension connected (link %s, extension %s)", conn.id, hello.extension_version)
+        if (hint := stale_hint(hello.extension_version)) is not None:
+            log.warning("the connected extension is version %s, older than this server's %s: %s",
+                        hello.extension_version, supervisor.__version__, hint)
         conn.queue(wire.welcome(hello, key=self.key, server_id=self.server_id, token=self.token))
         try:
             async with trio.open_nursery() as nursery:
@@ -192,6 +202,12 @@ class Relay:
                 "the browser extension disconnected while a command was pending",
                 hint="It reconnects by itself within seconds; retry the call."))
             log.info("extension link %s closed (%s)", conn.id, ws.closed.code if ws.closed else "?")
+            if conn.dropped is not None:
+                self.last_drop = LinkDrop(time.time(), conn.dropped[0], conn.dropped[1], by_server=True)
+            else:
+                closed = ws.closed
+                self.last_drop = LinkDrop(time.time(), closed.code if closed else None,
+                                          (closed.reason or "") if closed else "", by_server=False)
 
     async def _reader(self, conn: Connection) -> None:
         try:
@@ -247,6 +263,10 @@ class Relay:
                 else:
                     self._answer(p, CdpError(f"{p.method} failed: {event.error_message}", ext_code=event.error_code))
             case wire.TabNotice():
+                if event.kind is TabEventKind.DETACHED:
+                    why = event.params.get("reason")
+                    self.detaches.appendleft(TabDetach(received, event.tab_id,
+                                                       why[:60] if isinstance(why, str) else "unknown"))
                 self._deliver(event, received)
             case wire.Send():
                 if not conn.queue(event.text):
@@ -281,6 +301,8 @@ class Relay:
                 pass
 
     async def _drop(self, conn: Connection, code: int, reason: str) -> None:
+        if conn.dropped is None:
+            conn.dropped = (code, reason)
         conn.dead.set()
         with trio.move_on_after(1):  # a close frame the peer will not take must not hold us: the stream closes
             try:
@@ -352,7 +374,10 @@ class Relay:
             attached_tabs=tuple(sorted(conn.core.attached)) if conn else (),
             pending_commands=len(pending),
             pending=tuple(PendingCommand(p.id, p.method, p.tab_id, round(now - p.sent_at, 3)) for p in pending[:50]),
-            relay_port=self.port)
+            relay_port=self.port, browser_id=conn.core.hello.browser_id if conn else None,
+            expected_version=supervisor.__version__,
+            stale_hint=stale_hint(conn.core.hello.extension_version) if conn else None,
+            last_drop=self.last_drop, detaches=tuple(self.detaches))
 
     async def wait_connected(self, timeout_s: float) -> None:
         with trio.move_on_after(timeout_s):
@@ -364,6 +389,15 @@ class Relay:
             hint="Load the folder `ai-bridge extension-path` prints as an unpacked extension in chrome://extensions "
             "(Developer mode) and pair it with the code `ai-bridge pair` prints (its popup), or run with "
             "--browser launch.")
+
+
+def stale_hint(version: str) -> str | None:
+    """What to tell about an extension older than the one this package ships (None: it is current)."""
+    if not wire.stale_extension(version, supervisor.__version__):
+        return None
+    return (f"the connected ai-bridge extension is version {version}, this server ships {supervisor.__version__}: "
+            "reload the extension (chrome://extensions → ai-bridge → reload), or Load unpacked the folder "
+            "`ai-bridge extension-path` prints if it was loaded from elsewhere")
 
 
 async def _pairing_key(state_dir: Path | None) -> PairingKey:

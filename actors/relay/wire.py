@@ -64,6 +64,7 @@ class Hello:
     extension_version: str
     user_agent: str
     nonce: str | None = None  # the extension's challenge: the welcome proves our pairing key over it
+    browser_id: str | None = None  # the browser profile's random id (one per profile): tells browsers apart
 
 
 @attrs.frozen
@@ -99,8 +100,24 @@ def check_hello(raw: str | bytes, *, token: str, version: int = SHARED.protocol_
         return Refusal(SHARED.close.bad_hello, "the hello's nonce must be 32 to 128 lowercase hex digits",
                        security=True, log="hello with a malformed nonce refused")
     ext, agent = hello.get("extensionVersion"), hello.get("userAgent")
+    browser_id = hello.get("browserId")
     return Hello(extension_version=ext[:40] if isinstance(ext, str) else "?",
-                 user_agent=agent[:300] if isinstance(agent, str) else "", nonce=nonce)
+                 user_agent=agent[:300] if isinstance(agent, str) else "", nonce=nonce,
+                 browser_id=browser_id if isinstance(browser_id, str) and BROWSER_ID.fullmatch(browser_id) else None)
+
+
+BROWSER_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def stale_extension(version: str, shipped: str) -> bool:
+    """Whether a connected extension's version is older than the one this package ships (a Chrome that still runs
+    the files loaded before an upgrade). Versions that do not parse are stale: they cannot be current."""
+    def parse(v: str) -> tuple[int, ...] | None:
+        parts = v.split(".")
+        return tuple(int(p) for p in parts) if all(p.isdigit() and len(p) < 6 for p in parts) else None
+
+    ours, theirs = parse(shipped), parse(version)
+    return ours is not None and (theirs is None or theirs < ours)
 
 
 def welcome(hello: Hello, *, key: pairing.PairingKey, server_id: str, token: str) -> str:
