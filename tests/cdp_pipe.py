@@ -332,6 +332,28 @@ class CDPSession:
         await self.send("Page.bringToFront")
 
 
+class World:
+    """An isolated world of one page (as the provider actor makes for its scripts): expressions evaluated there by
+    value; the page's own world is `page`."""
+
+    def __init__(self, page: CDPSession, context_id: int) -> None:
+        self.page = page
+        self.context_id = context_id
+
+    @classmethod
+    async def create(cls, page: CDPSession, name: str = "ai-bridge") -> World:
+        tree = await page.send("Page.getFrameTree")
+        made = await page.send("Page.createIsolatedWorld", {"frameId": tree["frameTree"]["frame"]["id"],
+                                                            "worldName": name})
+        return cls(page, made["executionContextId"])
+
+    async def eval(self, expression: str) -> Any:
+        res = await self.page.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
+                                                        "contextId": self.context_id})
+        assert "exceptionDetails" not in res, res["exceptionDetails"]
+        return res["result"].get("value")
+
+
 class Browser:
     """A launched Chromium with its root CDP connection."""
 

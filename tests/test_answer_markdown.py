@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 
 from actors.provider.tab import MARKDOWN_SOURCE
 
-from .cdp_pipe import CHROMIUM, CDPSession, open_chromium
+from . import cdp_pipe
+from .cdp_pipe import CHROMIUM, open_chromium
 
 pytestmark = [
     pytest.mark.chromium,
@@ -24,17 +24,7 @@ pytestmark = [
 ]
 
 
-class World:
-    def __init__(self, page: CDPSession, context_id: int) -> None:
-        self.page = page
-        self.context_id = context_id
-
-    async def eval(self, expression: str) -> Any:
-        res = await self.page.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
-                                                        "contextId": self.context_id})
-        assert "exceptionDetails" not in res, res["exceptionDetails"]
-        return res["result"].get("value")
-
+class World(cdp_pipe.World):
     async def convert(self, html: str, setup: str = "") -> str:
         """Put `html` in the page (main world), then convert its first element from our world."""
         await self.page.evaluate(f"document.body.innerHTML = {json.dumps(html)}; {setup}")
@@ -46,11 +36,7 @@ class World:
 @pytest.fixture
 async def world() -> AsyncIterator[World]:
     async with open_chromium() as browser:
-        page = await browser.new_page("about:blank")
-        tree = await page.send("Page.getFrameTree")
-        made = await page.send("Page.createIsolatedWorld", {"frameId": tree["frameTree"]["frame"]["id"],
-                                                            "worldName": "ai-bridge"})
-        w = World(page, made["executionContextId"])
+        w = await World.create(await browser.new_page("about:blank"))
         await w.eval(MARKDOWN_SOURCE)
         yield w
 

@@ -15,7 +15,6 @@ import html
 import json
 import os
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 import trio
@@ -27,7 +26,8 @@ from actors.provider.page import Extracted, PageState
 from actors.provider.tab import MARKDOWN_SOURCE, WATCHER
 from actors.provider.table import ProviderTable, Watch
 
-from .cdp_pipe import CHROMIUM, CDPSession, open_chromium
+from . import cdp_pipe
+from .cdp_pipe import CHROMIUM, open_chromium
 
 pytestmark = [
     pytest.mark.chromium,
@@ -37,18 +37,8 @@ pytestmark = [
 TABLES = {"chatgpt": chatgpt.TABLE, "gemini": gemini.TABLE}
 
 
-class Page:
+class Page(cdp_pipe.World):
     """One about:blank page with our isolated world; the watcher of one table installed in it."""
-
-    def __init__(self, page: CDPSession, context_id: int) -> None:
-        self.page = page
-        self.context_id = context_id
-
-    async def eval(self, expression: str) -> Any:
-        res = await self.page.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
-                                                        "contextId": self.context_id})
-        assert "exceptionDetails" not in res, res["exceptionDetails"]
-        return res["result"].get("value")
 
     async def show(self, body: str, table: ProviderTable) -> None:
         """The page's body (main world), then the watcher of `table` (re-configured when it is there already)."""
@@ -69,11 +59,7 @@ class Page:
 @pytest.fixture
 async def page() -> AsyncIterator[Page]:
     async with open_chromium() as browser:
-        tab = await browser.new_page("about:blank")
-        tree = await tab.send("Page.getFrameTree")
-        made = await tab.send("Page.createIsolatedWorld", {"frameId": tree["frameTree"]["frame"]["id"],
-                                                           "worldName": "ai-bridge"})
-        p = Page(tab, made["executionContextId"])
+        p = await Page.create(await browser.new_page("about:blank"))
         await p.eval(MARKDOWN_SOURCE)
         yield p
 
