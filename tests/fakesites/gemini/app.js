@@ -344,6 +344,21 @@ class ChatHistory extends ShadowElement {
   }
 }
 
+// The editor's wiring, the same in both shapes: every change re-judges the send button (ProseMirror and Quill see
+// DOM mutations, so text put there by any means counts); Enter sends, Shift+Enter breaks the line.
+function wireEditor(area) {
+  const changed = () => area.onChange();
+  area.editor.addEventListener('input', changed);
+  area.editor.addEventListener('change', changed);
+  new MutationObserver(changed).observe(area.editor, { childList: true, characterData: true, subtree: true });
+  area.editor.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
+      ev.preventDefault();
+      if (!state.streaming) send();
+    }
+  });
+}
+
 class InputArea extends ShadowElement {
   constructor() {
     super(`.input-area-container { display: flex; align-items: flex-end; gap: 8px; margin: 8px 10% 16px;
@@ -365,16 +380,7 @@ class InputArea extends ShadowElement {
         : h('div', { class: 'text-input-field' }, h('rich-textarea', { class: 'text-input-field_textarea' }, this.editor)),
       modeSwitcher(T.modePicker), this.actions));
     this.uploads = makeUploader(fileInput, chipHost, () => this.onChange());
-    const changed = () => this.onChange();
-    this.editor.addEventListener('input', changed);
-    this.editor.addEventListener('change', changed);
-    new MutationObserver(changed).observe(this.editor, { childList: true, characterData: true, subtree: true });
-    this.editor.addEventListener('keydown', (ev) => {
-      if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
-        ev.preventDefault();
-        if (!state.streaming) send();
-      }
-    });
+    wireEditor(this);
     this.render();
   }
 
@@ -660,16 +666,7 @@ class Input2026 {
         textField, uploader, trailing))),
     h('hallucination-disclaimer', { class: 'hallucination-disclaimer' }, h('div', { class: 'capabilities-disclaimer' },
       h('p', { 'data-test-id': 'disclaimer', class: 'gds-body-s desktop-spacing ng-star-inserted' }, T26.disclaimer))));
-    const changed = () => this.onChange();
-    this.editor.addEventListener('input', changed);
-    this.editor.addEventListener('change', changed);
-    new MutationObserver(changed).observe(this.editor, { childList: true, characterData: true, subtree: true });
-    this.editor.addEventListener('keydown', (ev) => {
-      if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
-        ev.preventDefault();
-        if (!state.streaming) send();
-      }
-    });
+    wireEditor(this);
     this.render();
   }
 
