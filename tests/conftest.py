@@ -47,7 +47,6 @@ def _isolation_problem() -> str | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    global _npm_prefetch
     tx = getattr(config.option, "tx", None)
     if hasattr(config, "workerinput") or not tx or config.getoption("dist", "no") == "no":
         return
@@ -63,11 +62,23 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     python = shlex.join([sys.executable, str(NETNS_HELPER)])
     config.option.tx = [f"popen//python={python}"] * len(tx)
-    # The workers' namespaces have no way to the npm registry: the clients some tests need are fetched here, while
-    # the workers start (a test that needs them waits for this fetch under the install lock).
-    from .npm_clients import prefetch
 
-    _npm_prefetch = prefetch()
+
+NPM_TESTS = "tests/test_third_party_clients.py"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """The workers' namespaces have no way to the npm registry: when the run has tests that need the npm clients, the
+    controller fetches them, starting before any test is handed out (a test that needs them waits for the fetch under
+    the install lock). A run without those tests, such as the quick path, fetches nothing."""
+    global _npm_prefetch
+    tx = getattr(node.config.option, "tx", None) or []
+    if _npm_prefetch is None and any(str(NETNS_HELPER) in spec for spec in tx) and \
+            any(i.startswith(NPM_TESTS) for i in ids):
+        from .npm_clients import prefetch
+
+        _npm_prefetch = prefetch()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
