@@ -6,8 +6,9 @@ worker of the browser it launched. (The launching itself runs on real Chromium i
 from __future__ import annotations
 
 import contextlib
+import signal
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -23,6 +24,7 @@ from actors.protocol.browser import (
     BrowserReport,
     BrowserState,
     BrowserStatus,
+    DropCause,
     EnsureBrowser,
     Ownership,
 )
@@ -39,9 +41,11 @@ class FakeLink:
     def __init__(self) -> None:
         self.since: float | None = None
         self.changed = trio.Event()
+        self.peer_port: int | None = None  # the browser side's port: which browser holds the link
 
-    def connect(self) -> None:
-        self.since = time.time()
+    def connect(self, peer_port: int | None = None) -> None:
+        self.peer_port = peer_port
+        self.since = time.time() + (0.001 if self.since is not None else 0)
         self.changed.set()
         self.changed = trio.Event()
 
@@ -68,7 +72,7 @@ async def fake_relay(ctx: ActorContext[RelayRequest], *, link: FakeLink,
             match msg:
                 case LinkStatus():
                     env.reply(msg.reply(LinkReport(link.since is not None, link.since, "0.1.0", "fake", (), 0, (),
-                                                   1)))
+                                                   1, peer_port=link.peer_port)))
                 case WaitConnected():
                     nursery.start_soon(wait, env, msg)
                 case RelayInfo():
@@ -317,3 +321,110 @@ async def test_a_worker_that_keeps_stopping_is_not_woken_in_a_loop(tmp_path: Pat
     assert "keeps stopping; not waking it again until an ask needs it" in caplog.text
     assert sum(m == "Target.createTarget" for m, _ in pipe.sent) == opened + 1
     assert launched.worker_target == "w-woken"
+
+
+# --- issue 25.1: a browser we attached to is tracked like one we launched ------------------------------------------
+
+
+class FakeProcesses:
+    """Browser processes as procfs would show them: which ones run, which holds a link port, which runs on our
+    profile; `kill` ends one (as Chrome does on SIGTERM)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, profile_pid: int) -> None:
+        self.running: set[int] = set()
+        self.holders: dict[int, int] = {}  # link peer port -> browser pid
+        self.profile_pid = profile_pid
+        self.killed: list[tuple[int, int]] = []
+        proc = browser.actor.process
+        monkeypatch.setattr(proc, "process_command", lambda pid: ["chrome"] if pid in self.running else None)
+        monkeypatch.setattr(proc, "link_browser", lambda peer, server: self.holders.get(peer))
+        monkeypatch.setattr(proc, "profile_owner", lambda profile, ext=None: (
+            proc.ProfileOwner(self.profile_pid, True) if self.profile_pid in self.running else None))
+        monkeypatch.setattr(browser.actor.os, "kill", self.kill)
+
+    def kill(self, pid: int, sig: int) -> None:
+        self.killed.append((pid, sig))
+        self.running.discard(pid)
+
+
+def profile_config(tmp_path: Path, mode: str) -> Config:
+    return load({"state_dir": str(tmp_path / "state"), "browser": mode, "browser_path": "/nonexistent/chrome",
+                 "profile_dir": str(tmp_path / "profile")}, env={}, config_file=tmp_path / "none.toml")
+
+
+async def until(predicate: Callable[[], Awaitable[bool]], within: float = 30) -> None:
+    with trio.fail_after(within):
+        while not await predicate():
+            await trio.sleep(0.1)
+
+
+async def test_a_browser_on_our_profile_is_attached_then_handed_over_to_the_users_chrome(
+        autojump_clock: trio.testing.MockClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The dedicated browser an earlier run left open connects first: it is `attached` (not the user's Chrome).
+    When the user's Chrome connects, ai-bridge closes that browser (SIGTERM) instead of letting the two take turns."""
+    procs = FakeProcesses(monkeypatch, profile_pid=4242)
+    procs.running |= {4242, 5151}
+    procs.holders = {40001: 4242, 40002: 5151}
+    link = FakeLink()
+    async with actors(profile_config(tmp_path, "auto"), link) as runtime:
+        link.connect(peer_port=40001)
+
+        async def attached() -> bool:
+            st = await status(runtime)
+            return st.ownership is Ownership.ATTACHED and st.pid == 4242
+
+        await until(attached)
+        link.connect(peer_port=40002)  # the user's Chrome takes the link
+
+        async def handed_over() -> bool:
+            return (await status(runtime)).recovery.handovers == 1
+
+        await until(handed_over)
+        await trio.sleep(5)
+        st = await status(runtime)
+    assert procs.killed == [(4242, signal.SIGTERM)]
+    assert st.ownership is Ownership.USER and st.pid is None and st.state is BrowserState.CONNECTED
+    assert "closing the dedicated browser (pid 4242) that ai-bridge attached to" in capsys.readouterr().err
+
+
+async def test_the_users_own_reconnection_is_not_a_handover(
+        autojump_clock: trio.testing.MockClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    procs = FakeProcesses(monkeypatch, profile_pid=4242)
+    procs.running |= {4242}
+    procs.holders = {40001: 4242, 40003: 4242}
+    link = FakeLink()
+    async with actors(profile_config(tmp_path, "auto"), link) as runtime:
+        link.connect(peer_port=40001)
+        await trio.sleep(3)
+        link.drop()  # its worker stopped; the browser runs
+        await trio.sleep(3)
+        dropped = await status(runtime)
+        link.connect(peer_port=40003)  # the same browser, back
+        await trio.sleep(3)
+        st = await status(runtime)
+    assert procs.killed == [] and st.recovery.handovers == 0
+    assert st.ownership is Ownership.ATTACHED and st.pid == 4242
+    assert dropped.last_drop is not None and dropped.last_drop.cause is DropCause.WORKER_STOPPED
+    assert "pid 4242" in dropped.last_drop.detail
+
+
+async def test_the_browser_we_attached_to_exiting_clears_the_ownership(
+        autojump_clock: trio.testing.MockClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bridge_status must not show `attached` with a dead pid once that browser is gone."""
+    procs = FakeProcesses(monkeypatch, profile_pid=4242)
+    procs.running |= {4242}
+    procs.holders = {40001: 4242}
+    link = FakeLink()
+    async with actors(profile_config(tmp_path, "launch"), link) as runtime:
+        link.connect(peer_port=40001)
+        await trio.sleep(3)
+        before = await status(runtime)
+        procs.running.discard(4242)  # the user closes that browser
+        link.drop()
+        await trio.sleep(3)
+        after = await status(runtime)
+    assert before.ownership is Ownership.ATTACHED and before.pid == 4242
+    assert after.ownership is None and after.pid is None and after.state is BrowserState.DEGRADED
+    assert after.last_drop is not None and after.last_drop.cause is DropCause.BROWSER_CLOSED
+    assert "(pid 4242) exited" in after.last_drop.detail

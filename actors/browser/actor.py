@@ -53,12 +53,14 @@ from ..protocol.browser import (
     BrowserRequest,
     BrowserState,
     BrowserStatus,
+    DropCause,
     EnsureBrowser,
+    LastDrop,
     Ownership,
     RecoveryCounts,
     RecoveryResult,
 )
-from ..protocol.relay import RELAY, LinkStatus, RelayInfo, WaitConnected
+from ..protocol.relay import RELAY, LinkReport, LinkStatus, RelayInfo, WaitConnected
 from . import process
 from .pipe import BrowserPipe, CdpEvent, CdpFailed, PipeError
 
@@ -126,6 +128,23 @@ class Launched:
         return not self.exited.is_set()
 
 
+@attrs.define(eq=False)
+class Attached:
+    """A browser we did not start but attached to (one on our profile, left open by an earlier run): tracked like
+    one we launched — handed over when the user's Chrome comes, forgotten when it exits."""
+
+    pid: int
+    browser_id: str | None = None  # its extension's profile id (the hello's), once its link was seen
+    exited: trio.Event = attrs.field(factory=trio.Event)
+
+    @property
+    def alive(self) -> bool:
+        return not self.exited.is_set()
+
+
+ATTACHED_POLL_S = 1.0  # a browser we did not start gives us nothing to wait on but polling
+
+
 @attrs.define
 class _Counts:
     attempts: int = 0
@@ -151,6 +170,9 @@ class Browser:
         self.ownership: Ownership | None = None
         self.launched: Launched | None = None
         self.attached_pid: int | None = None
+        self.attached: Attached | None = None
+        self.link_browser: int | None = None  # the browser process holding the link (when it could be told)
+        self.last_drop: LastDrop | None = None
         self.launch_lock = trio.Lock()
         self.starting = 0  # launches / attaches in progress
         self.stopping = False
@@ -405,6 +427,7 @@ class Browser:
         finally:
             self.starting -= 1
         if connected:
+            self.track_attached(owner.pid)
             return True
         log.info("the browser (pid %d) on our profile exited while we waited; launching", owner.pid)
         self.ownership, self.attached_pid = None, None
@@ -759,13 +782,17 @@ class Browser:
         elif not connected and self.link_up:
             log.info("browser link: lost")
             self.down_since = trio.current_time()
+            self.nursery.start_soon(self.explain_drop, time.time(), self.link_browser, self.launched, self.attached)
+            self.link_browser = None
         self.link_up, self.link_since = connected, since if connected else None
         return connected
 
     def on_link_up(self, since: float | None) -> None:
         log.info("browser link: connected%s", " (a new connection)" if self.link_up else "")
         self.ever_connected = True
+        self.link_browser = None
         launched = self.launched
+        seen_user = self.seen_user
         if launched is not None and launched.alive:
             if launched.connected_s is None:
                 # From the link's own timestamp, not this poll.
@@ -774,6 +801,149 @@ class Browser:
         elif self.ownership is None or self.ownership is Ownership.USER:
             self.ownership = Ownership.USER
             self.seen_user = True
+        if self.starting == 0 or self.attached is not None:  # an attach in progress tracks its browser itself
+            self.nursery.start_soon(self.identify_link, since, seen_user)
+
+    # -- which browser holds the link ---------------------------------------------------------------------------------
+
+    def track_attached(self, pid: int, browser_id: str | None = None) -> Attached:
+        """From now on `pid` is the browser we attached to: its exit clears the ownership, the user's Chrome
+        coming makes us close it (auto mode)."""
+        att = self.attached
+        if att is not None and att.pid == pid and att.alive:
+            att.browser_id = att.browser_id or browser_id
+        else:
+            att = self.attached = Attached(pid, browser_id)
+            self.nursery.start_soon(self.watch_attached, att)
+        self.ownership, self.attached_pid = Ownership.ATTACHED, pid
+        return att
+
+    async def watch_attached(self, att: Attached) -> None:
+        while await trio.to_thread.run_sync(process.process_command, att.pid) is not None:  # noqa: ASYNC110
+            await trio.sleep(ATTACHED_POLL_S)
+        att.exited.set()
+        if self.attached is att:
+            log.info("the browser ai-bridge attached to (pid %d) exited", att.pid)
+            self.attached = None
+            if self.ownership is Ownership.ATTACHED:
+                self.ownership, self.attached_pid = None, None
+
+    async def identify_link(self, since: float | None, seen_user: bool) -> None:
+        """A new link: which browser holds it? The one we attached to (or one on our profile we had taken for the
+        user's Chrome): tracked as attached. Another browser while the one we attached to lives: the user's Chrome
+        came — hand over (auto mode), never take turns."""
+        try:
+            report = await self.relay.call(LinkStatus(), timeout=5)
+        except BridgeError:
+            return
+        if not report.connected or report.since != since:
+            return
+        root: int | None = None
+        if report.peer_port is not None:
+            root = await trio.to_thread.run_sync(process.link_browser, report.peer_port, report.relay_port)
+        if self.link_since != since:
+            return
+        self.link_browser = root
+        log.debug("the link (port %s) is held by browser pid %s (profile id %s)", report.peer_port, root,
+                  report.browser_id)
+        launched = self.launched
+        if launched is not None and launched.alive:
+            return  # check_new_link asks our browser over its pipe
+        att = self.attached
+        if att is not None and att.alive:
+            if root == att.pid or (root is None and report.browser_id is not None
+                                   and report.browser_id == att.browser_id):
+                att.browser_id = att.browser_id or report.browser_id
+                self.ownership, self.attached_pid, self.seen_user = Ownership.ATTACHED, att.pid, seen_user
+                return
+            if root is None and (report.browser_id is None or att.browser_id is None):
+                log.info("a new extension connection; cannot tell whether it is the browser (pid %d) ai-bridge "
+                         "attached to", att.pid)
+                return
+            await self.hand_over_attached(att, report)
+            return
+        if root is None or self.config.isolated:
+            return
+        owner = await trio.to_thread.run_sync(process.profile_owner, self.profile_dir(), self.extension_dir)
+        if owner is not None and owner.pid == root and self.link_since == since and self.launched is None:
+            log.info("the connected browser (pid %d) runs on ai-bridge's profile %s: attached to it", root,
+                     self.profile_dir())
+            self.seen_user = seen_user
+            self.track_attached(root, report.browser_id)
+
+    async def hand_over_attached(self, att: Attached, report: LinkReport) -> None:
+        """The user's Chrome connected while a browser we attached to lives: close ours (auto mode), as for a browser
+        we launched; in launch mode say once that the two take turns."""
+        if self.mode != "auto":
+            log.warning("another browser's ai-bridge extension holds the link, not the one in the browser ai-bridge "
+                        "attached to (pid %d): the two take turns. Keep the extension in one browser (see "
+                        "troubleshooting: Several browsers have the extension).", att.pid)
+            return
+        print(f"ai-bridge: your Chrome's extension connected; closing the dedicated browser (pid {att.pid}) that "
+              "ai-bridge attached to, so that the two do not take turns", file=sys.stderr, flush=True)
+        log.info("the user's Chrome holds the link; closing the browser ai-bridge attached to (pid %d)", att.pid)
+        self.attached = None
+        self.ownership, self.attached_pid, self.seen_user = Ownership.USER, None, True
+        self.counts.handovers += 1
+        await self.close_attached(att)
+
+    async def close_attached(self, att: Attached) -> None:
+        """SIGTERM (Chrome shuts down cleanly), then SIGKILL after the grace; only while it still runs on our
+        profile (a pid is not reused under our feet)."""
+        for sig, wait_s in ((signal.SIGTERM, CLOSE_GRACE_S), (signal.SIGKILL, 2.0)):
+            owner = await trio.to_thread.run_sync(process.profile_owner, self.profile_dir())
+            if owner is None or owner.pid != att.pid:
+                return
+            try:
+                os.kill(att.pid, sig)
+            except OSError:
+                return
+            with trio.move_on_after(wait_s):
+                while await trio.to_thread.run_sync(process.process_command, att.pid) is not None:  # noqa: ASYNC110
+                    await trio.sleep(0.1)
+                return
+
+    async def explain_drop(self, at: float, holder: int | None, launched: Launched | None,
+                           att: Attached | None) -> None:
+        """Why the link dropped, for bridge_status: the relay's side (replaced, heartbeat), then what became of the
+        browser that held it (exited, crashed, or still running: its extension's worker stopped)."""
+        await trio.sleep(1.0)  # a closing browser's exit follows its link's end within this
+        try:
+            relay_drop = (await self.relay.call(LinkStatus(), timeout=5)).last_drop
+        except BridgeError:
+            relay_drop = None
+        if relay_drop is not None and abs(relay_drop.at - at) > 5:
+            relay_drop = None
+        code = f" (close code {relay_drop.code})" if relay_drop is not None and relay_drop.code is not None else ""
+        cause, detail = DropCause.EXTENSION_CLOSED, f"the extension closed its connection{code}"
+        if relay_drop is not None and relay_drop.by_server:
+            replaced = relay_drop.code == SHARED.close.replaced
+            cause = DropCause.REPLACED if replaced else DropCause.SERVER_DROPPED
+            detail = ("another browser's extension connected" if replaced else "ai-bridge dropped it") + \
+                f": {relay_drop.reason}"
+        elif launched is not None:
+            if not launched.alive:
+                crashed = launched.code not in (0, None, -signal.SIGTERM, -signal.SIGINT, -signal.SIGHUP)
+                cause = DropCause.BROWSER_CRASHED if crashed and not launched.closing else DropCause.BROWSER_CLOSED
+                detail = f"the browser ai-bridge launched (pid {launched.pid}) {process.exit_reason(launched.code)}"
+            elif launched.closing:
+                cause, detail = DropCause.BROWSER_CLOSED, f"the browser ai-bridge launched (pid {launched.pid}) " \
+                    "is shutting down"
+            elif launched.worker_target is None:
+                cause, detail = DropCause.WORKER_STOPPED, "the extension's service worker in the browser ai-bridge " \
+                    f"launched (pid {launched.pid}) stopped"
+        else:
+            pid = att.pid if att is not None else holder
+            if pid is not None:
+                which = "ai-bridge attached to" if att is not None else "holding the link"
+                if await trio.to_thread.run_sync(process.process_command, pid) is None:
+                    cause, detail = DropCause.BROWSER_CLOSED, f"the browser {which} (pid {pid}) exited"
+                else:
+                    cause, detail = DropCause.WORKER_STOPPED, (
+                        f"the browser {which} (pid {pid}) still runs: its extension's service worker stopped or "
+                        f"was reloaded{code}")
+        self.last_drop = LastDrop(at, cause, detail)
+        log.info("browser link dropped: %s (%s)", cause.value, detail)
 
     def state(self) -> BrowserState:
         launched = self.launched
@@ -799,7 +969,7 @@ class Browser:
             version=launched.version if launched else None,
             debugging_pipe=launched is not None and not launched.pipe.closed.is_set(),
             extensions=tuple(str(p) for p in self.config.load_extensions), recovery=self.counts.frozen(),
-            last_recovery=self.last_recovery)
+            last_recovery=self.last_recovery, last_drop=self.last_drop)
 
     # -- closing ----------------------------------------------------------------------------------------------------
 

@@ -151,6 +151,70 @@ def process_command(pid: int) -> list[str] | None:
     return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
 
 
+def link_holder(peer_port: int, server_port: int) -> int | None:
+    """The pid of the process holding the loopback TCP connection from `peer_port` to our `server_port` (a browser's
+    network service, for the extension's WebSocket), or None when it cannot be told (no procfs, not ours to read).
+    Linux only: /proc/net/tcp{,6} gives the socket's inode, our processes' fds name it."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            cols = row.split()
+            if len(cols) < 10:
+                continue
+            local, remote = cols[1].rpartition(":")[2], cols[2].rpartition(":")[2]
+            try:
+                if int(local, 16) == peer_port and int(remote, 16) == server_port:
+                    inodes.add(cols[9])
+            except ValueError:
+                continue
+    if not inodes:
+        return None
+    wanted = {f"socket:[{inode}]" for inode in inodes}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            fds = list((proc / "fd").iterdir())
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(fd) in wanted:
+                    return int(proc.name)
+            except OSError:
+                continue
+    return None
+
+
+def browser_root(pid: int) -> int | None:
+    """The browser process `pid` belongs to: itself or the nearest ancestor started without ``--type=`` (Chromium's
+    helpers — network service, renderers, zygote — all carry one). None when it cannot be told."""
+    for _ in range(16):
+        command = process_command(pid)
+        if not command:
+            return None
+        # a helper retitles itself: its command line may be one string with spaces, not separate arguments
+        if not any(re.search(r"(?:^|\s)--type=", a) for a in command):
+            return pid
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return None
+        if pid <= 1:
+            return None
+    return None
+
+
+def link_browser(peer_port: int, server_port: int) -> int | None:
+    """The browser process behind our WebSocket link from `peer_port`, or None when it cannot be told."""
+    holder = link_holder(peer_port, server_port)
+    return browser_root(holder) if holder is not None else None
+
+
 def _ps_command(pid: int) -> list[str] | None:
     try:
         out = subprocess.run(["ps", "-ww", "-o", "command=", "-p", str(pid)], capture_output=True, text=True,

@@ -48,6 +48,28 @@ class RecoveryCounts:
                 "failed": self.failed, "workerWakes": self.worker_wakes, "handovers": self.handovers}
 
 
+class DropCause(enum.StrEnum):
+    BROWSER_CLOSED = "browser closed"  # its process exited normally (a closed window, a quit)
+    BROWSER_CRASHED = "browser crashed"  # killed by a signal, or a failure exit code
+    WORKER_STOPPED = "worker stopped"  # the browser runs; its extension's service worker stopped (idle, or reloaded)
+    REPLACED = "replaced"  # another connection (another browser's extension) took the link
+    HANDED_OVER = "handed over"  # we closed our browser for the user's Chrome
+    SERVER_DROPPED = "dropped by the server"  # heartbeat timeout, not reading
+    EXTENSION_CLOSED = "extension closed"  # the extension closed it; nothing more is known
+
+
+@attrs.frozen
+class LastDrop:
+    """Why and when the browser link last dropped."""
+
+    at: float  # time.time()
+    cause: DropCause
+    detail: str
+
+    def as_json(self) -> dict[str, object]:
+        return {"at": self.at, "cause": self.cause.value, "detail": self.detail}
+
+
 @attrs.frozen
 class BrowserReport:
     mode: str
@@ -66,6 +88,7 @@ class BrowserReport:
     extensions: tuple[str, ...] = ()  # the user's own extensions loaded next to ours (--load-extension)
     recovery: RecoveryCounts = RecoveryCounts()
     last_recovery: RecoveryResult | None = None
+    last_drop: LastDrop | None = None
 
     def as_json(self) -> dict[str, object]:
         return {"mode": self.mode, "state": self.state.value,
@@ -74,7 +97,8 @@ class BrowserReport:
                 "profile": self.profile, "extensionDir": self.extension_dir, "lastError": self.last_error,
                 "channel": self.channel, "version": self.version, "debuggingPipe": self.debugging_pipe,
                 "extensions": list(self.extensions), "recovery": self.recovery.as_json(),
-                "lastRecovery": self.last_recovery.value if self.last_recovery else None}
+                "lastRecovery": self.last_recovery.value if self.last_recovery else None,
+                "lastDrop": self.last_drop.as_json() if self.last_drop else None}
 
 
 class BrowserPhase(enum.StrEnum):

@@ -72,6 +72,7 @@ class LinkReport:
     pending: tuple[PendingCommand, ...]  # the oldest ones
     relay_port: int
     browser_id: str | None = None  # the connected browser profile's id (its hello), when the extension sends one
+    peer_port: int | None = None  # the connection's loopback port on the browser's side (who holds it)
     expected_version: str | None = None  # the extension version this package ships
     stale_hint: str | None = None  # set when the connected extension is older than the one shipped
     last_drop: LinkDrop | None = None

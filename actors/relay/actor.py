@@ -375,6 +375,7 @@ class Relay:
             pending_commands=len(pending),
             pending=tuple(PendingCommand(p.id, p.method, p.tab_id, round(now - p.sent_at, 3)) for p in pending[:50]),
             relay_port=self.port, browser_id=conn.core.hello.browser_id if conn else None,
+            peer_port=_peer_port(conn.ws) if conn else None,
             expected_version=supervisor.__version__,
             stale_hint=stale_hint(conn.core.hello.extension_version) if conn else None,
             last_drop=self.last_drop, detaches=tuple(self.detaches))
@@ -389,6 +390,12 @@ class Relay:
             hint="Load the folder `ai-bridge extension-path` prints as an unpacked extension in chrome://extensions "
             "(Developer mode) and pair it with the code `ai-bridge pair` prints (its popup), or run with "
             "--browser launch.")
+
+
+def _peer_port(ws: WebSocketConnection) -> int | None:
+    remote = ws.remote
+    port = getattr(remote, "port", None)
+    return port if isinstance(port, int) else None
 
 
 def stale_hint(version: str) -> str | None:
