@@ -32,6 +32,7 @@ from .e2e import Bridge, open_bridge, requires_chromium
 from .test_browser_tool_outputs import closed
 from .test_e2e_link import ask, eventually, linked_status, open_page, page_eval
 from .toolsite.fixture import Browsed, ToolSite, start_toolsite
+from .user_chrome import pair_over_devtools
 
 pytestmark = [requires_chromium, pytest.mark.chromium]
 
@@ -526,6 +527,8 @@ async def test_each_server_keeps_to_its_own_tabs_and_never_drives_an_ask_tab(
     flags = (*MUTATE, *ALLOWED, "--allow-domain", "chatgpt.com")
     async with bridge(toolsite, tmp_path / "a", *flags, fakes=sites, project="proj-a") as a:
         await linked_status(a)
+        async with a.devtools() as dt:  # B is paired with that browser as the user would, from `ai-bridge pair`
+            await pair_over_devtools(dt, tmp_path / "b" / "state")
         async with bridge(toolsite, tmp_path / "b", *flags, "--browser", "connect", fakes=sites,
                           project="proj-b") as b:
             await linked_status(b)
