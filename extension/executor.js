@@ -43,9 +43,10 @@ export const CDP_METHODS = new Set([
 export const GENERAL_CDP_METHODS = new Set(SHARED.generalCdpMethods);
 
 // Methods that leave a page without reading it: allowed on a tab whose current URL the policy denies (so a tool can
-// navigate away from a blocked page), as long as the destination passes.
+// navigate away from a blocked page), as long as the destination passes. Network.enable reads nothing by itself:
+// a navigation's networkidle wait needs its events (the server keeps no request a denied document made).
 const LEAVING_METHODS = new Set(['Page.navigate', 'Page.navigateToHistoryEntry', 'Page.handleJavaScriptDialog',
-  'Page.bringToFront']);
+  'Page.bringToFront', 'Network.enable']);
 const MAX_BATCH = 64;
 // Elements that hold a document of their own (extension-side checks of where input and pixels land).
 const FRAME_OWNERS = new Set(['IFRAME', 'FRAME', 'OBJECT', 'EMBED', 'FENCEDFRAME']);

@@ -29,7 +29,7 @@ export default Object.freeze(/*JSON*/{
     "Page.createIsolatedWorld", "Page.getLayoutMetrics", "Page.getNavigationHistory", "Page.navigateToHistoryEntry",
     "Page.handleJavaScriptDialog",
     "Input.insertText", "Input.dispatchKeyEvent", "Input.dispatchMouseEvent",
-    "Network.enable"
+    "Network.enable", "Network.getResponseBody"
   ],
   "extensionPingIntervalMs": 20000,
   "providers": {

@@ -65,6 +65,7 @@ class Config:
     enable_mutations: bool = False
     unsafe_enable_eval: bool = False
     allowed_domains: tuple[str, ...] = ()
+    network_secrets: bool = False  # network_log shows credential headers (Cookie, Authorization, ...) unredacted
     # providers.toml: selectors and labels prepended to the provider tables (default
     # $XDG_CONFIG_HOME/ai-bridge/providers.toml when it exists; one named here must exist)
     providers_file: Path | None = None
@@ -256,6 +257,7 @@ _FIELDS: dict[str, Any] = {
     "enable_mutations": _bool,
     "unsafe_enable_eval": _bool,
     "allowed_domains": _domains,
+    "network_secrets": _bool,
     "use_open_tabs": _bool,
     "providers_file": _path,
     "jobs_keep_days": _positive,

@@ -17,7 +17,7 @@ import supervisor
 from .conftest import REPO
 
 EXTENSION = REPO / "extension"
-RECORDED = ("0.3.0", "662ea585646d46a937258ee10a3febe382714ede0a185fa51a5507a5ca03bb36")
+RECORDED = ("0.3.1", "b2a6ee256747f464d350c7434a94fb3ab3f4563932d13c5e2899a142fdcb0107")
 
 
 def extension_hash() -> str:

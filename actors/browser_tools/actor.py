@@ -38,7 +38,7 @@ from supervisor.errors import (
 from supervisor.otp import ActorContext, Reply
 
 from ..cdp import CdpTab, Extension, TabInfo
-from ..protocol.browser import BROWSER, EnsureBrowser
+from ..protocol.browser import BROWSER, BrowserStatus, EnsureBrowser, Ownership
 from ..protocol.browser_tools import (
     BrowserToolsRequest,
     Click,
@@ -78,7 +78,7 @@ from ..protocol.browser_tools import (
     WaitFor,
 )
 from ..protocol.common import JSONObject
-from ..protocol.relay import RELAY, TabEvent
+from ..protocol.relay import RELAY, LinkStatus, TabEvent
 from . import interaction, navigation, reading
 from .page import Page
 from .policy import Policy, denied, normalize_url, policy_host
@@ -123,6 +123,24 @@ class BrowserTools:
 
     async def ensure_browser(self) -> None:
         await self.ctx.ref(BROWSER).call(EnsureBrowser(ENSURE_BROWSER_S), timeout=ENSURE_BROWSER_S + 10)
+        profile, pid = await self.browser_identity()
+        if self.book.switch(profile, pid):
+            log.info("browser tools: the browser changed (profile %s, pid %s): the tabs held before are dropped and "
+                     "their ids refused", profile, pid)
+
+    async def browser_identity(self) -> tuple[str | None, int | None]:
+        """Which browser the tab ids now belong to: the profile's id (the extension's hello) and the process (a
+        relaunch numbers the tabs afresh on the same profile). The user's Chrome has no known process."""
+        report = await self.ctx.ref(BROWSER).call(BrowserStatus(), timeout=10)
+        link = await self.relay.call(LinkStatus(), timeout=10)
+        return link.browser_id, None if report.ownership is Ownership.USER else report.pid
+
+    def stale_error(self, tab_id: int) -> TargetGone | None:
+        why = self.book.stale.get(tab_id)
+        if why is None or tab_id in self.book.tabs:
+            return None
+        return TargetGone(f"tab {tab_id} is not known to the current browser: {why}; this browser's tab {tab_id}, "
+                          "if there is one, is another tab", hint="Call tabs_list for this browser's tabs.")
 
     # -- errors at the extension boundary ------------------------------------------------------------------------------
 
@@ -156,6 +174,10 @@ class BrowserTools:
 
     async def tab_for(self, tab_id: int | None) -> ToolTab:
         tid = tab_id if tab_id is not None else self.book.current
+        if tid is None and self.book.lost_current is not None:
+            tid = self.book.lost_current
+        if tid is not None and (stale := self.stale_error(tid)) is not None:
+            raise stale
         if tid is None:
             raise NoTarget("no tab is selected for the browser tools",
                            hint="Call tab_new to open one (needs --enable-mutations), or tabs_list and tab_select.")
@@ -192,12 +214,18 @@ class BrowserTools:
             self.nursery.start_soon(self.pump, tab, recv)
         tab.subscribed = ()
         page = Page(tab, self.cdp(tab), self.policy)
+        if tab.network is None:  # the network log runs from the tab's lease on
+            tab.network = page.network_buffer()
         await page.subscribe()
-        # Buffers that outlived a detach or a restart of this actor go on collecting.
-        if tab.console is not None:
-            await page.cdp.send("Runtime.enable", timeout_s=10)
-        if tab.network is not None:
-            await page.cdp.send("Network.enable", {}, timeout_s=10)
+        # Buffers that outlived a detach or a restart of this actor go on collecting. A failure here does not fail
+        # the call (Runtime.enable is refused on a denied page the call may be leaving): the next watch retries.
+        tab.console_on = tab.network_on = False
+        for console, network in ((True, False), (False, True)):
+            try:
+                await page.enable(console=console, network=network)
+            except CdpError as exc:
+                log.info("tab %d: %s collection not re-enabled yet: %s", tab.tab_id,
+                         "console" if console else "network", exc.message[:200])
         tab.attached, tab.detached, tab.world = True, None, None
         await navigation.poll_ready(page)  # the load state of the document we found
 
@@ -238,6 +266,10 @@ class BrowserTools:
                 continue
             views.append(self.view(info, owner))
         present = {i.tab_id for i in infos}
+        for tid in present:  # listed in this browser: the caller now knows them for what they are here
+            self.book.stale.pop(tid, None)
+        if self.book.lost_current in present:
+            self.book.lost_current = None
         for tid in [t for t in self.book.tabs if t not in present]:
             self.book.forget(tid)
         return TabsReport(self.book.current, tuple(views), hidden)
@@ -252,13 +284,17 @@ class BrowserTools:
             raise extension_error(-1, exc) from exc
         tab = ToolTab(info.tab_id, TabOwner.TOOLS, url="about:blank")
         self.book.tabs[info.tab_id] = tab
+        self.book.stale.pop(info.tab_id, None)
         self.book.current = info.tab_id
+        self.book.lost_current = None
         if url is None:
             return await self.on_tab(info.tab_id, lambda page: navigation.report(page, msg.wait_until))
         return await self.on_tab(info.tab_id, lambda page: navigation.navigate(page, url, msg.wait_until,
                                                                                 msg.timeout_s), leaving=True)
 
     async def tab_select(self, msg: TabSelect) -> TabView:
+        if (stale := self.stale_error(msg.tab_id)) is not None:
+            raise stale
         info = await self.tab_info(msg.tab_id)
         if info.lease_kind == "provider":
             raise NoTarget(f"tab {msg.tab_id} is {provider_of(info.url)}'s ask tab; the browser tools never drive it",
@@ -279,6 +315,7 @@ class BrowserTools:
 
         await self.on_tab(msg.tab_id, select)
         self.book.current = msg.tab_id
+        self.book.lost_current = None
         return TabView(msg.tab_id, tab.url, tab.title, tab.owner, True, True, True)
 
     async def tab_close(self, msg: TabClose) -> ClosedReport:

@@ -142,18 +142,28 @@ class Page:
         True when this call started something."""
         tab = self.tab
         started_console = console and tab.console is None
-        started_network = network and (tab.network is None or not tab.network.logging)
+        started_network = network and tab.network is None
         if started_console:
             tab.console = ConsoleBuffer()
-        fresh_network = network and tab.network is None
-        if fresh_network:
-            tab.network = NetworkBuffer()
+        if started_network:
+            tab.network = self.network_buffer()
         await self.subscribe()
-        if started_console:
-            await self.cdp.send("Runtime.enable", timeout_s=10)
-        if fresh_network:
-            await self.cdp.send("Network.enable", {}, timeout_s=10)
+        await self.enable(console=console, network=network)
         return started_console or started_network
+
+    def network_buffer(self) -> NetworkBuffer:
+        return NetworkBuffer(allowed=self.policy.allows, secrets=self.policy.network_secrets)
+
+    async def enable(self, *, console: bool, network: bool) -> None:
+        """Runtime.enable / Network.enable unless this attachment has them: one that failed is sent again (it was
+        once sent only with a fresh buffer, so a failure left collection off on the tab for good)."""
+        tab = self.tab
+        if console and tab.console is not None and not tab.console_on:
+            await self.cdp.send("Runtime.enable", timeout_s=10)
+            tab.console_on = True
+        if network and tab.network is not None and not tab.network_on:
+            await self.cdp.send("Network.enable", {}, timeout_s=10)
+            tab.network_on = True
 
     async def subscribe(self) -> None:
         tab = self.tab

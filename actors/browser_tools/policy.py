@@ -106,10 +106,12 @@ class Policy:
     hosts: tuple[str, ...]
     mutations: bool
     eval: bool
+    network_secrets: bool = False  # credential headers in network_log unredacted (the user's choice)
 
     @classmethod
     def from_config(cls, config: Config) -> Policy:
-        return cls(hosts=config.allowed_domains, mutations=config.enable_mutations, eval=config.unsafe_enable_eval)
+        return cls(hosts=config.allowed_domains, mutations=config.enable_mutations, eval=config.unsafe_enable_eval,
+                   network_secrets=config.network_secrets)
 
     def wire(self) -> JSONObject:
         """What every general-tool command carries to the extension."""

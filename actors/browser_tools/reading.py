@@ -14,7 +14,7 @@ import struct
 
 import trio
 
-from supervisor.errors import BridgeError, BrowserTimeout, CdpError, CommandTimeout
+from supervisor.errors import BridgeError, BrowserTimeout, CdpError, CommandTimeout, InvalidArgument
 
 from ..protocol.browser_tools import (
     Box,
@@ -30,6 +30,7 @@ from ..protocol.browser_tools import (
     ImageFormat,
     Link,
     LinksReport,
+    NetworkBody,
     NetworkLog,
     NetworkReport,
     PageMetadata,
@@ -274,11 +275,53 @@ async def network_log(page: Page, msg: NetworkLog) -> NetworkReport:
     entries = [e for e in buf.entries() if e.id > msg.since_id and (not msg.failed_only or e.failed
                                                                      or (e.status or 0) >= 400)
                and (needle is None or needle in e.url.lower())]
+    body = await response_body(page, msg) if msg.body_of is not None else None
     report = NetworkReport(page.tab.tab_id, page.tab.url, started, tuple(entries[-msg.limit:]) if msg.limit else (),
-                           len(buf.requests), buf.dropped)
+                           len(buf.requests), buf.dropped, msg.headers, body)
     if msg.clear:
         buf.requests.clear()
     return report
+
+
+TEXT_TYPES = ("text/", "application/json", "application/javascript", "application/xml", "application/xhtml",
+              "image/svg", "application/x-www-form-urlencoded", "application/ld+json", "application/manifest+json")
+
+
+def textual(mime: str) -> bool:
+    m = mime.lower()
+    return m.startswith(TEXT_TYPES) or m.endswith(("+json", "+xml"))
+
+
+async def response_body(page: Page, msg: NetworkLog) -> NetworkBody:
+    """One entry's response body, cut at body_max_chars: text only unless binary is asked for (as base64). A
+    response from a host the policy denies is refused (it is that host's content)."""
+    assert page.tab.network is not None and msg.body_of is not None
+    req = page.tab.network.by_id(msg.body_of)
+    if req is None:
+        raise InvalidArgument(f"no network entry {msg.body_of} in the log", hint="Take an id from network_log.")
+    page.policy.check_url(req.url, f"network entry {msg.body_of}")
+    if not req.done or req.failed:
+        raise InvalidArgument(f"network entry {msg.body_of} has no body ({'failed' if req.failed else 'in flight'})",
+                              hint="Wait for it to finish (wait_for load_state networkidle), then ask again.")
+    if not msg.binary and req.mime_type and not textual(req.mime_type):
+        raise InvalidArgument(f"network entry {msg.body_of} is {req.mime_type}, not text",
+                              hint="Pass binary: true for its bytes as base64.")
+    try:
+        got = await page.cdp.send("Network.getResponseBody", {"requestId": req.request_id}, timeout_s=20)
+    except CdpError as exc:
+        raise InvalidArgument(f"Chrome no longer has the body of network entry {msg.body_of}: {exc.message[:200]}",
+                              hint="Bodies are kept for a while only; reload and read it sooner.") from exc
+    data = pg.text(got, "body")
+    encoded = got.get("base64Encoded") is True
+    if encoded and not msg.binary:
+        try:
+            data = base64.b64decode(data).decode("utf-8")
+            encoded = False
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InvalidArgument(f"network entry {msg.body_of} is binary ({req.mime_type or 'unknown type'})",
+                                  hint="Pass binary: true for its bytes as base64.") from exc
+    return NetworkBody(msg.body_of, req.mime_type, data[:msg.body_max_chars], encoded, len(data),
+                       len(data) > msg.body_max_chars)
 
 
 async def evaluate(page: Page, msg: Eval) -> EvalReport:

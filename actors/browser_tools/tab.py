@@ -3,7 +3,7 @@
 The event pump turns the events the extension forwards into state: the URL at commit (the policy checks it before
 every call), the document's load progress (navigation waits), an open JavaScript dialog (it cancels the calls in
 flight on the tab, which then report `dialog_open` instead of hanging), and the console and network buffers (bounded,
-from the first use of console_logs / network_log on the tab).
+the console from the first use of console_logs on the tab, the network from the tab's lease on).
 
 The `ToolsBook` outlives restarts of the actor (the tree owns it, as it owns mailboxes): the current tab, which tabs
 the tools opened, the ref counter of each tab and its buffers survive; what belonged to the dead incarnation (the
@@ -16,7 +16,7 @@ import collections
 import logging
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import attrs
 import trio
@@ -36,6 +36,13 @@ SOURCE_MAX = 1000
 URL_MAX = 2000
 FIELD_MAX = 200  # method, resource type, status text, MIME type
 ERROR_MAX = 500
+HEADERS_MAX = 64  # headers kept per request and per response
+HEADER_MAX = 1000  # characters of a header's value
+# Headers that carry credentials: their values are replaced by REDACTED unless the user allowed them
+# (network_secrets). Cookies travel in Cookie / Set-Cookie; tokens in the others.
+SECRET_HEADERS = frozenset({"cookie", "set-cookie", "authorization", "proxy-authorization", "x-api-key",
+                            "x-auth-token", "x-csrf-token", "x-xsrf-token", "x-amz-security-token"})
+REDACTED = "[redacted]"
 
 
 def cap(text: str, limit: int) -> str:
@@ -85,6 +92,21 @@ class ConsoleBuffer:
         self.next_id += 1
 
 
+def headers_of(obj: JSONObject, secrets: bool) -> tuple[tuple[str, str], ...]:
+    """CDP's header object as (name, value) pairs: capped in number and length, credentials redacted."""
+    out: list[tuple[str, str]] = []
+    for name, value in list(obj.items())[:HEADERS_MAX]:
+        text = value if isinstance(value, str) else str(value)
+        if name.lower() in SECRET_HEADERS and not secrets:
+            text = REDACTED
+        out.append((cap(name, FIELD_MAX), cap(text, HEADER_MAX)))
+    return tuple(out)
+
+
+def _anywhere(url: str) -> bool:
+    return True
+
+
 @attrs.define(eq=False)
 class _Request:
     entry_id: int
@@ -102,11 +124,14 @@ class _Request:
     duration_ms: float | None = None
     encoded_bytes: int | None = None
     done: bool = False
+    request_id: str = ""  # Chrome's, for Network.getResponseBody
+    request_headers: tuple[tuple[str, str], ...] = ()
+    response_headers: tuple[tuple[str, str], ...] = ()
 
     def entry(self) -> NetworkEntry:
         return NetworkEntry(self.entry_id, self.ts, self.method, self.url, self.resource_type, self.status,
                             self.status_text, self.mime_type, self.failed, self.error, self.from_cache,
-                            self.duration_ms, self.encoded_bytes)
+                            self.duration_ms, self.encoded_bytes, self.request_headers, self.response_headers)
 
 
 @attrs.define(eq=False)
@@ -114,7 +139,13 @@ class NetworkBuffer:
     requests: collections.OrderedDict[str, _Request] = attrs.field(factory=collections.OrderedDict)
     next_id: int = 1
     dropped: int = 0
-    logging: bool = False  # network_log was used (else Network is on only for a networkidle wait)
+    logging: bool = False  # network_log was used
+    # The domain policy: a request made by a document it denies (the page a tool is leaving) is not kept.
+    allowed: Callable[[str], bool] = _anywhere
+    secrets: bool = False  # keep credential headers (network_secrets) instead of redacting them
+
+    def by_id(self, entry_id: int) -> _Request | None:
+        return next((r for r in self.requests.values() if r.entry_id == entry_id), None)
 
     def entries(self) -> Iterator[NetworkEntry]:
         return (r.entry() for r in self.requests.values())
@@ -138,6 +169,9 @@ class NetworkBuffer:
             url = _s(request, "url")
             if url.startswith("data:"):
                 return
+            document = _s(p, "documentURL")
+            if document and not self.allowed(document):
+                return
             redirect = _o(p, "redirectResponse")
             if req is not None and redirect:
                 # The same request id goes on after a redirect: the hop becomes an entry of its own.
@@ -149,7 +183,8 @@ class NetworkBuffer:
             wall = _n(p, "wallTime")
             self._new(rid, _Request(self.next_id, (wall or time.time()) * 1000, _n(p, "timestamp") or 0.0,
                                     cap(_s(request, "method"), FIELD_MAX) or "GET", cap(url, URL_MAX),
-                                    cap(_s(p, "type"), FIELD_MAX)))
+                                    cap(_s(p, "type"), FIELD_MAX), request_id=rid,
+                                    request_headers=headers_of(_o(request, "headers"), self.secrets)))
             self.next_id += 1
         elif req is None:
             return
@@ -159,6 +194,7 @@ class NetworkBuffer:
             req.status_text = cap(_s(resp, "statusText"), FIELD_MAX)
             req.mime_type = cap(_s(resp, "mimeType"), FIELD_MAX)
             req.from_cache = req.from_cache or resp.get("fromDiskCache") is True
+            req.response_headers = headers_of(_o(resp, "headers"), self.secrets)
         elif method == "Network.requestServedFromCache":
             req.from_cache = True
         elif method in ("Network.loadingFinished", "Network.loadingFailed"):
@@ -187,6 +223,8 @@ class ToolTab:
     network: NetworkBuffer | None = None
     # -- runtime (one incarnation of the actor; `reset` clears it) --
     attached: bool = False
+    console_on: bool = False  # Runtime.enable / Network.enable succeeded on this attachment (a failed one is retried)
+    network_on: bool = False
     world: int | None = None  # execution context id of our isolated world in the current document
     frame_id: str | None = None
     lock: trio.Lock = attrs.field(factory=trio.Lock)
@@ -208,6 +246,7 @@ class ToolTab:
     def reset(self) -> None:
         """A new incarnation of the actor: nothing of the old attachment is trusted."""
         self.attached = False
+        self.console_on = self.network_on = False
         self.world = None
         self.lock = trio.Lock()
         self.events = None
@@ -346,8 +385,35 @@ class ToolsBook:
 
     tabs: dict[int, ToolTab] = attrs.field(factory=dict)
     current: int | None = None
+    # Which browser the tab ids belong to: its profile's id (the extension's hello) and its process id, either
+    # unknown (None) until seen.
+    browser: tuple[str | None, int | None] = (None, None)
+    # Tab ids held in an earlier browser (a relaunch, auto mode's handover): Chrome numbers the tabs of the next
+    # browser afresh, so one of these may name an unrelated tab there. Refused until tabs_list shows it anew.
+    stale: dict[int, str] = attrs.field(factory=dict)
+    lost_current: int | None = None  # the current tab a switch dropped (said so until another is selected)
 
     def forget(self, tab_id: int) -> None:
         self.tabs.pop(tab_id, None)
         if self.current == tab_id:
             self.current = None
+
+    def switch(self, profile: str | None, pid: int | None) -> bool:
+        """The browser in use is `profile`'s, process `pid`: a different one than before (a part known both times
+        and changed) drops every tab (and the current one) and remembers their ids as stale. True when it switched."""
+        was_profile, was_pid = self.browser
+        changed = (profile is not None and was_profile is not None and profile != was_profile) or (
+            pid is not None and was_pid is not None and pid != was_pid)
+        self.browser = (profile or was_profile if not changed else profile, pid or was_pid if not changed else pid)
+        if not changed:
+            return False
+        before = f"profile {was_profile or '?'}, pid {was_pid or '?'}"
+        why = f"it belonged to the browser before a switch ({before} → profile {profile or '?'}, pid {pid or '?'})"
+        for tid in [*self.tabs, *([self.current] if self.current is not None else [])]:
+            self.stale[tid] = why
+        self.lost_current = self.current if self.current is not None else self.lost_current
+        for tab in self.tabs.values():
+            tab.interrupt()
+        self.tabs.clear()
+        self.current = None
+        return True

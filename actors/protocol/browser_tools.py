@@ -728,12 +728,36 @@ class NetworkEntry:
     from_cache: bool
     duration_ms: float | None
     encoded_bytes: int | None
+    # (name, value), credentials redacted unless the user allowed them; sent only when asked for (headers: true)
+    request_headers: tuple[tuple[str, str], ...] = ()
+    response_headers: tuple[tuple[str, str], ...] = ()
+
+    def as_json(self, headers: bool = False) -> dict[str, object]:
+        out: dict[str, object] = {
+            "id": self.id, "ts": self.ts, "method": self.method, "url": self.url, "type": self.resource_type,
+            "status": self.status, "statusText": self.status_text, "mimeType": self.mime_type,
+            "failed": self.failed, "error": self.error, "fromCache": self.from_cache,
+            "durationMs": self.duration_ms, "encodedBytes": self.encoded_bytes}
+        if headers:
+            out["requestHeaders"] = [{"name": n, "value": v} for n, v in self.request_headers]
+            out["responseHeaders"] = [{"name": n, "value": v} for n, v in self.response_headers]
+        return out
+
+
+@attrs.frozen
+class NetworkBody:
+    """One response's body (network_log body_of): text, or base64 when binary was asked for; cut at the cap."""
+
+    id: int
+    mime_type: str
+    text: str
+    base64: bool
+    size: int  # characters of the whole body (as text, or as base64)
+    truncated: bool
 
     def as_json(self) -> dict[str, object]:
-        return {"id": self.id, "ts": self.ts, "method": self.method, "url": self.url, "type": self.resource_type,
-                "status": self.status, "statusText": self.status_text, "mimeType": self.mime_type,
-                "failed": self.failed, "error": self.error, "fromCache": self.from_cache,
-                "durationMs": self.duration_ms, "encodedBytes": self.encoded_bytes}
+        return {"id": self.id, "mimeType": self.mime_type, "text": self.text, "base64": self.base64,
+                "size": self.size, "truncated": self.truncated}
 
 
 @attrs.frozen
@@ -744,10 +768,17 @@ class NetworkReport:
     entries: tuple[NetworkEntry, ...]
     total: int
     dropped: int
+    headers: bool = False  # the entries carry their headers
+    body: NetworkBody | None = None
 
     def as_json(self) -> dict[str, object]:
-        return {"tabId": self.tab_id, "url": self.url, "started": self.started,
-                "entries": [e.as_json() for e in self.entries], "total": self.total, "dropped": self.dropped}
+        out: dict[str, object] = {
+            "tabId": self.tab_id, "url": self.url, "started": self.started,
+            "entries": [e.as_json(self.headers) for e in self.entries], "total": self.total,
+            "dropped": self.dropped}
+        if self.body is not None:
+            out["body"] = self.body.as_json()
+        return out
 
 
 @attrs.frozen
@@ -758,6 +789,10 @@ class NetworkLog(Request[NetworkReport]):
     limit: int = 100
     clear: bool = False
     tab_id: int | None = None
+    headers: bool = False  # each entry's request and response headers
+    body_of: int | None = None  # an entry id: its response body too
+    body_max_chars: int = 20_000
+    binary: bool = False  # a binary body as base64 (else refused: text only)
 
 
 @attrs.frozen

@@ -96,6 +96,9 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--allow-domain", dest="allowed_domains", action="append", default=[], metavar="PATTERN",
                    help="a host the browser tools may touch: example.com, *.example.com (it and its subdomains) or "
                    "* (all); repeatable; default none (env AI_BRIDGE_ALLOWED_DOMAINS, comma-separated)")
+    t.add_argument("--network-secrets", action="store_true", default=None,
+                   help="network_log shows credential headers (Cookie, Set-Cookie, Authorization, ...) instead of "
+                   "[redacted] (env AI_BRIDGE_NETWORK_SECRETS)")
 
     a = sub.add_parser("ask", help="ask ChatGPT and/or Gemini from the terminal (progress on stderr)",
                        description="Ask through the browser, as the MCP tools do, and print the answer on stdout.")
@@ -212,7 +215,7 @@ def parser() -> argparse.ArgumentParser:
 CONFIG_KEYS = ("state_dir", "log_level", "discovery_port", "browser", "browser_path", "channel", "profile_dir",
                "isolated", "headless", "browser_args", "load_extensions", "close_browser", "project", "allow_faults",
                "private_text", "enable_mutations", "unsafe_enable_eval", "allowed_domains", "providers_file",
-               "jobs_keep_days")
+               "jobs_keep_days", "network_secrets")
 
 
 def _config(args: argparse.Namespace) -> Any:

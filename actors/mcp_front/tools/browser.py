@@ -435,9 +435,18 @@ class NetworkArgs(_TabArgs):
     since_id: Annotated[int, Field(ge=0, description="Only entries after this id.")] = 0
     limit: Annotated[int, Field(ge=0, le=500, description="At most this many, the newest (default 100).")] = 100
     clear: Annotated[bool, Field(description="Empty the buffer after reading.")] = False
+    headers: Annotated[bool, Field(description="Each entry's request and response headers (credentials such as "
+                                   "Cookie and Authorization redacted unless the server allows them).")] = False
+    body_of: Annotated[int, Field(ge=1, description="An entry id: that response's body too (text; see "
+                                  "binary).")] | SkipJsonSchema[None] = None
+    body_max_chars: Annotated[int, Field(ge=1, le=1_000_000, description="Cut the body here (default "
+                                         "20000).")] = 20_000
+    binary: Annotated[bool, Field(description="A binary body as base64 (else only text bodies are "
+                                  "returned).")] = False
 
     def request(self) -> bt.NetworkLog:
-        return bt.NetworkLog(self.url_contains, self.failed_only, self.since_id, self.limit, self.clear, self.tab_id)
+        return bt.NetworkLog(self.url_contains, self.failed_only, self.since_id, self.limit, self.clear, self.tab_id,
+                             self.headers, self.body_of, self.body_max_chars, self.binary)
 
 
 class EvalArgs(_TabArgs):
@@ -594,8 +603,10 @@ TOOLS = (
          f"true) and keeps the newest 1000. {UNTRUSTED} {POLICY}",
          ConsoleArgs, plain, READ, output=out.ConsoleOut),
     Tool("network_log",
-         "The tab's network requests (method, URL, status, type, timing, failures). Collection starts at the first "
-         f"use on a tab (started: true) and keeps the newest 500. {UNTRUSTED} {POLICY}",
+         "The tab's network requests (method, URL, status, type, timing, failures; headers: true adds their "
+         "headers, credentials redacted; body_of: an entry id adds its response body, capped, text only unless "
+         "binary). Collection runs from the moment the tools hold the tab and keeps the newest 500. "
+         f"{UNTRUSTED} {POLICY}",
          NetworkArgs, plain, READ, output=out.NetworkOut),
     Tool("eval",
          "Run JavaScript in the page's own world and return its JSON value (ok: false with the error if it throws). "

@@ -308,6 +308,12 @@ class ConsoleOut(Output):
     dropped: Count = Field(description="Entries pushed out of the bounded buffer since collection began.")
 
 
+class HeaderOut(Output):
+    name: str
+    value: str = Field(description="[redacted] for credentials (Cookie, Authorization, ...) unless the server "
+                       "allows them (--network-secrets).")
+
+
 class NetworkEntryOut(Output):
     id: int
     ts: float = Field(description="Milliseconds since the epoch.")
@@ -322,15 +328,28 @@ class NetworkEntryOut(Output):
     fromCache: bool
     durationMs: float | None
     encodedBytes: int | None
+    requestHeaders: list[HeaderOut] | Absent = None
+    responseHeaders: list[HeaderOut] | Absent = None
+
+
+class NetworkBodyOut(Output):
+    id: int = Field(description="The entry whose response this is.")
+    mimeType: str
+    text: str = Field(description="The body (untrusted page content), or base64 when base64 is true.")
+    base64: bool
+    size: Count = Field(description="Characters of the whole body.")
+    truncated: bool
 
 
 class NetworkOut(Output):
     tabId: TabId
     url: Url
-    started: bool = Field(description="This call started collecting for the tab.")
+    started: bool = Field(description="This call started collecting for the tab (else it has run since the tools "
+                          "took hold of it).")
     entries: list[NetworkEntryOut]
     total: Count = Field(description="Requests kept in the buffer.")
     dropped: Count = Field(description="Requests pushed out of the bounded buffer since collection began.")
+    body: NetworkBodyOut | Absent = None
 
 
 class EvalOut(Output):

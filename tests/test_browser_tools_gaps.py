@@ -1,0 +1,140 @@
+"""Issue 24's findings, reproduced without a browser: the actor and a tab's page driven through fakes of the browser
+actor, the relay's link status and the extension's tab commands."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import pytest
+
+from actors.browser_tools.actor import BrowserTools
+from actors.browser_tools.page import Page
+from actors.browser_tools.policy import Policy
+from actors.browser_tools.tab import ToolsBook, ToolTab
+from actors.cdp import TabInfo
+from actors.protocol import browser_tools as bt
+from actors.protocol.browser import BrowserStatus, EnsureBrowser, Ownership
+from actors.protocol.relay import LinkStatus
+from supervisor.errors import CdpError, TargetGone
+
+
+@attrs.define
+class FakeRef:
+    owner: FakeWorld
+
+    async def call(self, msg: object, *, timeout: float | None = None) -> Any:
+        if isinstance(msg, EnsureBrowser):
+            return None
+        if isinstance(msg, BrowserStatus):
+            return attrs.evolve(self.owner.browser_report)
+        if isinstance(msg, LinkStatus):
+            return self.owner.link_report
+        raise AssertionError(f"unexpected {msg!r}")
+
+
+@attrs.define
+class Report:
+    ownership: Ownership | None
+    pid: int | None
+    browser_id: str | None = None
+
+
+@attrs.define
+class FakeWorld:
+    browser_report: Report
+    link_report: Report
+    attached: list[tuple[int, bool]] = attrs.field(factory=list)
+
+    def ref(self, _address: object) -> FakeRef:
+        return FakeRef(self)
+
+
+class FakeExt:
+    def __init__(self, world: FakeWorld) -> None:
+        self.world = world
+
+    async def tab(self, tab_id: int, *, timeout_s: float = 10.0) -> TabInfo:
+        # The new browser has a tab of that number, which nobody holds.
+        return TabInfo(tab_id, "https://a.test/other", "Another tab", allowed=True)
+
+    async def attach(self, tab_id: int, *, claim: bool = False, timeout_s: float = 10.0) -> TabInfo:
+        self.world.attached.append((tab_id, claim))
+        return TabInfo(tab_id, "https://a.test/other", "Another tab", allowed=True, claimed_by_me=claim)
+
+
+def tools_in(world: FakeWorld, book: ToolsBook) -> BrowserTools:
+    tools = BrowserTools.__new__(BrowserTools)
+    tools.ctx = world  # type: ignore[assignment]
+    tools.relay = FakeRef(world)  # type: ignore[assignment]
+    tools.policy = Policy(("a.test",), mutations=True, eval=False)
+    tools.book = book
+    tools.ext = FakeExt(world)  # type: ignore[assignment]
+    return tools
+
+
+@pytest.mark.parametrize("switch", ["relaunch", "handover"])
+async def test_a_tab_id_of_the_browser_before_a_switch_is_a_typed_error_never_a_claim(switch: str) -> None:
+    world = FakeWorld(Report(Ownership.LAUNCHED, 100), Report(None, None, "profile-A"))
+    book = ToolsBook()
+    tools = tools_in(world, book)
+    await tools.ensure_browser()
+    book.tabs[5] = ToolTab(5, bt.TabOwner.TOOLS, url="https://a.test/")
+    book.current = 5
+    if switch == "relaunch":  # the same profile, a new process: Chrome numbers its tabs afresh
+        world.browser_report = Report(Ownership.LAUNCHED, 200)
+    else:  # auto mode closed ours for the user's Chrome
+        world.browser_report, world.link_report = Report(Ownership.USER, None), Report(None, None, "profile-U")
+    await tools.ensure_browser()
+
+    async def nothing(page: Page) -> None:
+        return None
+
+    for tab_id in (None, 5):  # the remembered current tab, and the id named outright
+        with pytest.raises(TargetGone, match="not known to the current browser"):
+            await tools.on_tab(tab_id, nothing)
+    with pytest.raises(TargetGone, match="not known to the current browser"):
+        await tools.tab_select(bt.TabSelect(5))
+    assert world.attached == []  # nothing was claimed (a later tab_close would have closed it)
+
+
+async def test_a_worker_restart_keeps_the_tabs() -> None:
+    world = FakeWorld(Report(Ownership.LAUNCHED, 100), Report(None, None, "profile-A"))
+    book = ToolsBook()
+    tools = tools_in(world, book)
+    await tools.ensure_browser()
+    book.tabs[5] = ToolTab(5, bt.TabOwner.TOOLS, url="https://a.test/")
+    book.current = 5
+    world.link_report = Report(None, None, "profile-A")  # a new connection from the same browser
+    await tools.ensure_browser()
+    assert book.current == 5 and 5 in book.tabs and not book.stale
+
+
+class FailingCdp:
+    """Network.enable / Runtime.enable fail the first time (a detach mid-call, a busy browser), then work."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.fail = {"Network.enable", "Runtime.enable"}
+
+    async def send(self, method: str, params: object = None, *, timeout_s: float = 30.0) -> dict[str, object]:
+        self.sent.append(method)
+        if method in self.fail:
+            self.fail.discard(method)
+            raise CdpError(f"{method}: Internal error", ext_code="cdp_error")
+        return {}
+
+    async def subscribe(self, methods: object, sink: object) -> None:
+        return None
+
+
+@pytest.mark.parametrize("what", ["network", "console"])
+async def test_a_failed_enable_is_retried_on_the_next_call(what: str) -> None:
+    tab = ToolTab(1, bt.TabOwner.TOOLS, url="https://a.test/")
+    cdp = FailingCdp()
+    page = Page(tab, cdp, Policy(("a.test",), mutations=False, eval=False))  # type: ignore[arg-type]
+    method = "Network.enable" if what == "network" else "Runtime.enable"
+    with pytest.raises(CdpError):
+        await page.watch(**{what: True})
+    await page.watch(**{what: True})
+    assert cdp.sent.count(method) == 2  # collection is on after all

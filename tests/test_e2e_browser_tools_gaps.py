@@ -1,0 +1,70 @@
+"""Issue 24 end to end: the findings reproduced on the real server, browser and extension, and the paths the tools
+had no end-to-end test for (tests/toolsite: allowed.test allowed, denied.test denied)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .e2e import requires_chromium
+from .test_e2e_browser_tools import ALLOWED, MUTATE, bridge, fails, ok
+from .test_e2e_link import eventually, page_eval
+from .toolsite.fixture import ToolSite, start_toolsite
+
+pytestmark = [requires_chromium, pytest.mark.chromium]
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[ToolSite]:
+    s = start_toolsite()
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+@pytest.fixture
+def toolsite(site: ToolSite) -> ToolSite:
+    site.reset()
+    return site
+
+
+async def test_networkidle_leaves_a_denied_page(toolsite: ToolSite, tmp_path: Path) -> None:
+    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b, b.devtools() as dt:
+        await ok(b, "tab_new", {"url": "https://allowed.test/form"})
+        target = next(p["targetId"] for p in await dt.pages("https://allowed.test/form"))
+        await page_eval(dt, target, "location.href = 'https://denied.test/secret'; 1")
+        await eventually(lambda: dt.pages("https://denied.test/"), 10, "the tab shows the denied URL")
+        await fails(b, "get_text", {}, "policy_denied")
+        # Leaving it is allowed, whatever the wait: networkidle needs the network events, which must not be refused.
+        got = await ok(b, "navigate", {"url": "https://allowed.test/", "wait_until": "networkidle"})
+        assert got["url"] == "https://allowed.test/"
+        log = await ok(b, "network_log", {})
+        assert not any("denied.test" in e["url"] for e in log["entries"])
+        assert not toolsite.requested("denied.test")
+
+
+async def test_the_network_log_runs_from_the_lease_with_headers_redacted_and_bodies_on_request(
+        toolsite: ToolSite, tmp_path: Path) -> None:
+    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b, b.devtools() as dt:
+        await ok(b, "tab_new", {"url": "https://allowed.test/"})
+        target = next(p["targetId"] for p in await dt.pages("https://allowed.test/"))
+        await page_eval(dt, target, "document.cookie = 'sid=c00kie'; fetch('/api/data', {headers: "
+                        "{Authorization: 'Bearer s3cret', 'X-Plain': 'shown'}}).then(r => r.text())")
+        # The first network_log call sees what happened before it: the page itself and the fetch.
+        log = await ok(b, "network_log", {"headers": True})
+        assert log["started"] is False
+        urls = [e["url"] for e in log["entries"]]
+        assert "https://allowed.test/" in urls and "https://allowed.test/api/data" in urls
+        api = next(e for e in log["entries"] if e["url"].endswith("/api/data"))
+        sent = {h["name"].lower(): h["value"] for h in api["requestHeaders"]}
+        assert sent["authorization"] == "[redacted]" and sent["x-plain"] == "shown"
+        assert "s3cret" not in str(log) and "c00kie" not in str(log)
+        assert {h["name"].lower() for h in api["responseHeaders"]} >= {"content-type"}
+        # Bodies on request, capped; text only unless asked.
+        got = await ok(b, "network_log", {"url_contains": "api/data", "body_of": api["id"], "body_max_chars": 5})
+        assert got["body"]["text"] == '{"ite' and got["body"]["truncated"] is True and got["body"]["size"] > 5
+        assert "requestHeaders" not in got["entries"][0]
+        await fails(b, "network_log", {"body_of": 99999}, "invalid_argument")
