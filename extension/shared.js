@@ -29,7 +29,9 @@ export default Object.freeze(/*JSON*/{
     "Page.createIsolatedWorld", "Page.getLayoutMetrics", "Page.getNavigationHistory", "Page.navigateToHistoryEntry",
     "Page.handleJavaScriptDialog",
     "Input.insertText", "Input.dispatchKeyEvent", "Input.dispatchMouseEvent",
-    "Network.enable", "Network.getResponseBody"
+    "Network.enable", "Network.getResponseBody", "Network.emulateNetworkConditions",
+    "Emulation.setDeviceMetricsOverride", "Emulation.clearDeviceMetricsOverride", "Emulation.setUserAgentOverride",
+    "Emulation.setEmulatedMedia", "Emulation.setCPUThrottlingRate"
   ],
   "extensionPingIntervalMs": 20000,
   "providers": {

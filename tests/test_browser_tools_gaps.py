@@ -138,3 +138,20 @@ async def test_a_failed_enable_is_retried_on_the_next_call(what: str) -> None:
         await page.watch(**{what: True})
     await page.watch(**{what: True})
     assert cdp.sent.count(method) == 2  # collection is on after all
+
+
+def test_a_screenshot_too_big_for_a_frame_is_retaken_as_jpeg_then_smaller() -> None:
+    from actors.browser_tools.reading import FIT_CHARS, _smaller, too_large
+    from actors.protocol.browser_tools import ImageFormat
+    from supervisor.errors import BridgeError
+
+    assert too_large(CdpError("cdp.batch failed: result too large for one frame (82262578 chars)")) == 82262578
+    assert too_large(BridgeError("something else")) is None
+    clip = {"x": 0, "y": 0, "width": 1000, "height": 8192, "scale": 1}
+    capture, fmt, warning = _smaller(("Page.captureScreenshot", {"format": "png", "clip": clip}), 82_000_000,
+                                     ImageFormat.PNG)
+    assert fmt is ImageFormat.JPEG and capture[1]["format"] == "jpeg" and capture[1]["clip"]["scale"] == 1
+    assert "JPEG quality 70" in warning and "scaled" not in warning
+    capture, fmt, warning = _smaller(capture, 30_000_000, ImageFormat.PNG)
+    scale = capture[1]["clip"]["scale"]  # type: ignore[index]
+    assert 0.05 <= scale <= (FIT_CHARS / 30_000_000) ** 0.5 and "scaled to" in warning

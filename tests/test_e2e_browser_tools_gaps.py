@@ -68,3 +68,34 @@ async def test_the_network_log_runs_from_the_lease_with_headers_redacted_and_bod
         assert got["body"]["text"] == '{"ite' and got["body"]["truncated"] is True and got["body"]["size"] > 5
         assert "requestHeaders" not in got["entries"][0]
         await fails(b, "network_log", {"body_of": 99999}, "invalid_argument")
+
+
+async def test_emulation_and_a_screenshot_too_big_for_one_frame(toolsite: ToolSite, tmp_path: Path) -> None:
+    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b, b.devtools() as dt:
+        await ok(b, "tab_new", {"url": "https://allowed.test/tall"})
+        target = next(p["targetId"] for p in await dt.pages("https://allowed.test/tall"))
+        got = await ok(b, "emulate", {"width": 1000, "height": 700, "device_scale_factor": 3,
+                                      "color_scheme": "dark", "user_agent": "AgentPhone/1.0", "cpu_throttling": 2})
+        assert got["viewport"] == {"width": 1000, "height": 700, "deviceScaleFactor": 3, "mobile": False}
+        seen = await page_eval(dt, target, "[innerWidth, devicePixelRatio, navigator.userAgent, "
+                               "matchMedia('(prefers-color-scheme: dark)').matches]")
+        assert seen == [1000, 3, "AgentPhone/1.0", True]
+        # A full page of 20,000 px at device scale 3: far more than one 4 MiB frame as PNG.
+        res = await b.call("screenshot", {"mode": "full_page"})
+        assert not res.is_error, res.content[0].text
+        shot = res.structured_content
+        assert shot["mimeType"] == "image/jpeg" and "JPEG" in shot["warning"]
+        assert shot["truncated"] is True and shot["fullHeight"] > 20_000
+        assert res.content[1].mime_type == "image/jpeg"
+        # resize keeps the device scale; network throttling; reset gives the browser's own back.
+        assert (await ok(b, "resize", {"width": 800, "height": 600}))["viewport"]["deviceScaleFactor"] == 3
+        assert await page_eval(dt, target, "innerWidth") == 800
+        assert (await ok(b, "emulate", {"network": "offline"}))["network"] == "offline"
+        fetched = "fetch('/api/data').then(r => r.ok, () => false)"
+        assert await page_eval(dt, target, fetched) is False
+        cleared = await ok(b, "emulate", {"reset": True})
+        assert cleared["viewport"] is None and cleared["userAgent"] is None and cleared["network"] is None
+        assert await page_eval(dt, target, "[devicePixelRatio, navigator.userAgent.includes('AgentPhone')]") == \
+            [1, False]
+        assert await page_eval(dt, target, fetched) is True
+        await fails(b, "emulate", {"width": 10}, "invalid_argument")

@@ -17,7 +17,7 @@ import supervisor
 from .conftest import REPO
 
 EXTENSION = REPO / "extension"
-RECORDED = ("0.3.1", "b2a6ee256747f464d350c7434a94fb3ab3f4563932d13c5e2899a142fdcb0107")
+RECORDED = ("0.3.2", "faed5305197f2810603973ee979d91c177d9286b37d970e457dcef9edb0ebcdc")
 
 
 def extension_hash() -> str:

@@ -46,6 +46,8 @@ from ..protocol.browser_tools import (
     ConsoleLogs,
     DialogReport,
     Drag,
+    Emulate,
+    Emulation,
     Eval,
     ExtractLinks,
     FillForm,
@@ -59,6 +61,7 @@ from ..protocol.browser_tools import (
     NetworkLog,
     Press,
     Query,
+    Resize,
     Screenshot,
     Scroll,
     SelectOption,
@@ -79,7 +82,7 @@ from ..protocol.browser_tools import (
 )
 from ..protocol.common import JSONObject
 from ..protocol.relay import RELAY, LinkStatus, TabEvent
-from . import interaction, navigation, reading
+from . import emulation, interaction, navigation, reading
 from .page import Page
 from .policy import Policy, denied, normalize_url, policy_host
 from .tab import ToolsBook, ToolTab
@@ -220,6 +223,7 @@ class BrowserTools:
         # Buffers that outlived a detach or a restart of this actor go on collecting. A failure here does not fail
         # the call (Runtime.enable is refused on a denied page the call may be leaving): the next watch retries.
         tab.console_on = tab.network_on = False
+        tab.emulation = Emulation()  # a new debugger session has no overrides
         for console, network in ((True, False), (False, True)):
             try:
                 await page.enable(console=console, network=network)
@@ -444,6 +448,10 @@ class BrowserTools:
                 return msg.reply(await self.on_tab(msg.tab_id, lambda p: reading.network_log(p, msg)))
             case Eval():
                 return msg.reply(await self.on_tab(msg.tab_id, lambda p: reading.evaluate(p, msg)))
+            case Emulate():
+                return msg.reply(await self.on_tab(msg.tab_id, lambda p: emulation.emulate(p, msg)))
+            case Resize():
+                return msg.reply(await self.on_tab(msg.tab_id, lambda p: emulation.resize(p, msg)))
             case _:
                 assert_never(msg)
 

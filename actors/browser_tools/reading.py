@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import re
 import struct
 
 import trio
@@ -124,9 +125,25 @@ async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
                                    "height": pg.num(got, "height"), "scale": 1})
         capture = ("Page.captureScreenshot", {**fmt, "clip": clip})
     await page.op("mask")
+    warning: str | None = None
+    shot_format = msg.format
     try:
         held = await guard(page, "mask")
-        shot = (await page.cdp.batch([front, capture, held], timeout_s=60))[1]
+        for attempt in range(FIT_ATTEMPTS):
+            try:
+                shot = (await page.cdp.batch([front, capture, held], timeout_s=60))[1]
+                break
+            except BridgeError as exc:
+                over = too_large(exc)
+                if over is None or attempt == FIT_ATTEMPTS - 1:
+                    raise
+                if "clip" not in capture[1]:  # the viewport: the same picture as a clip, which can be scaled
+                    metrics = (await page.cdp.batch([("Page.getLayoutMetrics", {})], timeout_s=10))[0]
+                    vv = pg.obj(metrics.get("cssVisualViewport"), "cssVisualViewport")
+                    capture = ("Page.captureScreenshot", {**capture[1], "clip": {
+                        "x": pg.num(vv, "pageX"), "y": pg.num(vv, "pageY"), "width": pg.num(vv, "clientWidth"),
+                        "height": pg.num(vv, "clientHeight"), "scale": 1}})
+                capture, shot_format, warning = _smaller(capture, over, msg.format)
     finally:
         with trio.CancelScope(shield=True), trio.move_on_after(5):
             try:
@@ -135,9 +152,42 @@ async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
                 log.debug("tab %d: unmask after a screenshot failed: %s", page.tab.tab_id, exc)
     page.policy.check_url(page.tab.url, f"tab {page.tab.tab_id}")
     data = pg.text(shot, "data")
-    width_px, height_px = image_size(data, msg.format)
-    return ScreenshotReport(page.tab.tab_id, page.tab.url, msg.mode, data, f"image/{msg.format.value}", width_px,
-                            height_px, truncated, full_height, element)
+    width_px, height_px = image_size(data, shot_format)
+    if warning is not None:
+        log.info("tab %d: screenshot: %s", page.tab.tab_id, warning)
+    return ScreenshotReport(page.tab.tab_id, page.tab.url, msg.mode, data, f"image/{shot_format.value}", width_px,
+                            height_px, truncated, full_height, element, warning)
+
+
+FIT_ATTEMPTS = 6
+FIT_CHARS = 3_400_000  # what a screenshot's reply may take of one 4 MiB extension frame
+JPEG_FALLBACK_QUALITY = 70
+
+
+def too_large(exc: BridgeError) -> int | None:
+    """The size in characters of a reply the extension could not send in one frame, else None."""
+    m = re.search(r"result too large for one frame \((\d+) chars\)", exc.message)
+    return int(m.group(1)) if m else None
+
+
+def _smaller(capture: tuple[str, JSONObject], size: int,
+             asked: ImageFormat) -> tuple[tuple[str, JSONObject], ImageFormat, str]:
+    """The next capture to try after one of `size` characters did not fit a frame: JPEG first, then scaled down
+    (the clip's scale) by the square root of how far over it was, with a margin."""
+    method, params = capture
+    clip = pg.obj(params.get("clip"), "clip")
+    scale = float(str(clip.get("scale", 1)))
+    if params.get("format") != "jpeg":
+        params = {**params, "format": "jpeg", "quality": JPEG_FALLBACK_QUALITY}
+    else:
+        scale *= max(0.05, min(0.9, (FIT_CHARS / size) ** 0.5 * 0.9))
+        params = {**params, "clip": {**clip, "scale": scale}}
+    was = "PNG" if asked is ImageFormat.PNG else "JPEG"
+    note = (f"the {was} image was too big for one 4 MiB frame ({size / 1e6:.1f} MB as base64): sent as JPEG "
+            f"quality {params.get('quality', JPEG_FALLBACK_QUALITY)}")
+    if scale < 1:
+        note += f", scaled to {scale * 100:.0f}% (pixels below the page's own resolution)"
+    return (method, params), ImageFormat.JPEG, note
 
 
 async def get_text(page: Page, msg: GetText) -> TextReport:

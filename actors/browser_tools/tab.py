@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 import attrs
 import trio
 
-from ..protocol.browser_tools import ConsoleEntry, DialogInfo, DialogType, NetworkEntry, TabOwner
+from ..protocol.browser_tools import ConsoleEntry, DialogInfo, DialogType, Emulation, NetworkEntry, TabOwner
 from ..protocol.common import JSON, JSONObject
 from ..protocol.relay import TabEvent, TabEventKind
 
@@ -225,6 +225,7 @@ class ToolTab:
     attached: bool = False
     console_on: bool = False  # Runtime.enable / Network.enable succeeded on this attachment (a failed one is retried)
     network_on: bool = False
+    emulation: Emulation = attrs.field(factory=Emulation)  # set by emulate on this attachment (dropped with it)
     world: int | None = None  # execution context id of our isolated world in the current document
     frame_id: str | None = None
     lock: trio.Lock = attrs.field(factory=trio.Lock)
@@ -247,6 +248,7 @@ class ToolTab:
         """A new incarnation of the actor: nothing of the old attachment is trusted."""
         self.attached = False
         self.console_on = self.network_on = False
+        self.emulation = Emulation()
         self.world = None
         self.lock = trio.Lock()
         self.events = None

@@ -416,11 +416,14 @@ class ScreenshotReport:
     truncated: bool  # full page taller than the cap: the top part only
     full_height: float | None  # the page's CSS height (full page)
     element: ElementBrief | None = None
+    warning: str | None = None  # the image was sent otherwise than asked (JPEG, scaled) to fit one frame
 
     def as_json(self) -> dict[str, object]:
         out: dict[str, object] = {"tabId": self.tab_id, "url": self.url, "mode": self.mode.value,
                                   "mimeType": self.mime, "width": self.width, "height": self.height,
                                   "truncated": self.truncated}
+        if self.warning is not None:
+            out["warning"] = self.warning
         if self.full_height is not None:
             out["fullHeight"] = self.full_height
         if self.element is not None:
@@ -795,6 +798,83 @@ class NetworkLog(Request[NetworkReport]):
     binary: bool = False  # a binary body as base64 (else refused: text only)
 
 
+class NetworkPreset(enum.StrEnum):
+    """emulate's network throttling (Chrome DevTools' presets)."""
+
+    NONE = "none"  # no throttling
+    OFFLINE = "offline"
+    SLOW_3G = "slow-3g"
+    FAST_3G = "fast-3g"
+    SLOW_4G = "slow-4g"
+
+
+class ColorScheme(enum.StrEnum):
+    LIGHT = "light"
+    DARK = "dark"
+    NO_PREFERENCE = "no-preference"
+
+
+@attrs.frozen
+class Viewport:
+    width: int
+    height: int
+    device_scale_factor: float  # 0: the browser's own
+    mobile: bool = False
+
+    def as_json(self) -> dict[str, object]:
+        return {"width": self.width, "height": self.height, "deviceScaleFactor": self.device_scale_factor,
+                "mobile": self.mobile}
+
+
+@attrs.frozen
+class Emulation:
+    """What is emulated on a tab (None: the browser's own). Chrome drops all of it when the tools release the tab
+    (the debugger detaches)."""
+
+    viewport: Viewport | None = None
+    user_agent: str | None = None
+    color_scheme: ColorScheme | None = None
+    network: NetworkPreset | None = None
+    cpu_throttling: float | None = None  # a slowdown factor (4: four times slower)
+
+    def as_json(self) -> dict[str, object]:
+        return {"viewport": self.viewport.as_json() if self.viewport else None, "userAgent": self.user_agent,
+                "colorScheme": self.color_scheme.value if self.color_scheme else None,
+                "network": self.network.value if self.network else None, "cpuThrottling": self.cpu_throttling}
+
+
+@attrs.frozen
+class EmulateReport:
+    tab_id: int
+    url: str
+    emulation: Emulation
+
+    def as_json(self) -> dict[str, object]:
+        return {"tabId": self.tab_id, "url": self.url, **self.emulation.as_json()}
+
+
+@attrs.frozen
+class Emulate(Request[EmulateReport]):
+    """Set what is given (the rest stays); `reset` first clears everything."""
+
+    viewport: Viewport | None = None
+    user_agent: str | None = None
+    color_scheme: ColorScheme | None = None
+    network: NetworkPreset | None = None
+    cpu_throttling: float | None = None
+    reset: bool = False
+    tab_id: int | None = None
+
+
+@attrs.frozen
+class Resize(Request[EmulateReport]):
+    """The page's viewport to width x height CSS px (the device scale and mobile flag stay as emulated)."""
+
+    width: int
+    height: int
+    tab_id: int | None = None
+
+
 @attrs.frozen
 class EvalReport:
     tab_id: int
@@ -893,5 +973,6 @@ class ToolsStatus(Request[ToolsReport]):
 
 BrowserToolsRequest = (TabsList | TabNew | TabSelect | TabClose | Navigate | History | Click | Hover | TypeText
                        | Press | Scroll | SelectOption | Drag | FillForm | Snapshot | Screenshot | GetText
-                       | ExtractLinks | Query | WaitFor | ConsoleLogs | NetworkLog | Eval | HandleDialog | ToolsStatus)
+                       | ExtractLinks | Query | WaitFor | ConsoleLogs | NetworkLog | Eval | HandleDialog | ToolsStatus
+                       | Emulate | Resize)
 BROWSER_TOOLS = Address[BrowserToolsRequest]("browser_tools", BrowserToolsRequest)

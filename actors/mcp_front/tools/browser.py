@@ -449,6 +449,50 @@ class NetworkArgs(_TabArgs):
                              self.headers, self.body_of, self.body_max_chars, self.binary)
 
 
+class EmulateArgs(_TabArgs):
+    width: Annotated[int, Field(ge=1, le=10_000, description="Viewport width, CSS px (with height).")] | \
+        SkipJsonSchema[None] = None
+    height: Annotated[int, Field(ge=1, le=10_000, description="Viewport height, CSS px (with width).")] | \
+        SkipJsonSchema[None] = None
+    device_scale_factor: Annotated[float, Field(ge=0, le=10, description="Device pixels per CSS px (0: the "
+                                                "browser's own); needs width and height.")] | \
+        SkipJsonSchema[None] = None
+    mobile: Annotated[bool, Field(description="Emulate a mobile device (meta viewport, overlay scrollbars); needs "
+                                  "width and height.")] = False
+    user_agent: Annotated[str, Field(min_length=1, max_length=1000, description="The user agent string "
+                                     "sent and seen by the page.")] | SkipJsonSchema[None] = None
+    color_scheme: Annotated[bt.ColorScheme, Field(strict=False, description="prefers-color-scheme: light, dark or "
+                                                  "no-preference.")] | SkipJsonSchema[None] = None
+    network: Annotated[bt.NetworkPreset, Field(strict=False, description="Network throttling: none, offline, "
+                                               "slow-3g, fast-3g, slow-4g.")] | SkipJsonSchema[None] = None
+    cpu_throttling: Annotated[float, Field(ge=1, le=20, description="CPU slowdown factor (1: none, 4: four times "
+                                           "slower).")] | SkipJsonSchema[None] = None
+    reset: Annotated[bool, Field(description="Clear every emulation first (then apply what else is given).")] = False
+
+    @model_validator(mode="after")
+    def _viewport(self) -> Self:
+        if (self.width is None) != (self.height is None):
+            raise ValueError("give width and height together")
+        if self.width is None and (self.device_scale_factor is not None or self.mobile):
+            raise ValueError("device_scale_factor and mobile need width and height")
+        return self
+
+    def request(self) -> bt.Emulate:
+        viewport = None
+        if self.width is not None and self.height is not None:
+            viewport = bt.Viewport(self.width, self.height, self.device_scale_factor or 0.0, self.mobile)
+        return bt.Emulate(viewport, self.user_agent, self.color_scheme, self.network, self.cpu_throttling,
+                          self.reset, self.tab_id)
+
+
+class ResizeArgs(_TabArgs):
+    width: Annotated[int, Field(ge=1, le=10_000, description="Viewport width, CSS px.")]
+    height: Annotated[int, Field(ge=1, le=10_000, description="Viewport height, CSS px.")]
+
+    def request(self) -> bt.Resize:
+        return bt.Resize(self.width, self.height, self.tab_id)
+
+
 class EvalArgs(_TabArgs):
     expression: Annotated[str, Field(min_length=1, max_length=100_000, description="JavaScript, evaluated like the "
                                      "DevTools console does in the page's own world.")]
@@ -608,6 +652,15 @@ TOOLS = (
          "binary). Collection runs from the moment the tools hold the tab and keeps the newest 500. "
          f"{UNTRUSTED} {POLICY}",
          NetworkArgs, plain, READ, output=out.NetworkOut),
+    Tool("emulate",
+         "Emulate a device on the tab: viewport (width, height, device_scale_factor, mobile), user_agent, "
+         "color_scheme, network throttling, cpu_throttling; what is not given stays; reset clears all first. "
+         f"Everything is undone when the tools release the tab. {MUTATES} {POLICY}",
+         EmulateArgs, plain, NAVIGATES, output=out.EmulateOut),
+    Tool("resize",
+         "Resize the page's viewport to width x height CSS px (the emulated device scale stays). The browser "
+         f"window itself is not resized. {MUTATES} {POLICY}",
+         ResizeArgs, plain, NAVIGATES, output=out.EmulateOut),
     Tool("eval",
          "Run JavaScript in the page's own world and return its JSON value (ok: false with the error if it throws). "
          "Needs the server flag --unsafe-enable-eval (else eval_disabled): it can do anything the page can, with "

@@ -183,6 +183,8 @@ class ScreenshotOut(Output):
     truncated: bool = Field(description="A full page taller than the cap: the top part only.")
     fullHeight: Annotated[float, Field(description="full_page: the page's CSS height.")] | Absent = None
     element: ElementOut | Absent = None
+    warning: Annotated[str, Field(description="The image was too big for one frame as asked: sent as JPEG, "
+                                  "maybe scaled down (this says how).")] | Absent = None
 
 
 class _TextOut(Output):
@@ -350,6 +352,25 @@ class NetworkOut(Output):
     total: Count = Field(description="Requests kept in the buffer.")
     dropped: Count = Field(description="Requests pushed out of the bounded buffer since collection began.")
     body: NetworkBodyOut | Absent = None
+
+
+class ViewportOut(Output):
+    width: int
+    height: int
+    deviceScaleFactor: float = Field(description="0: the browser's own.")
+    mobile: bool
+
+
+class EmulateOut(Output):
+    """emulate, resize: what is emulated on the tab now (null: the browser's own)."""
+
+    tabId: TabId
+    url: Url
+    viewport: ViewportOut | None
+    userAgent: str | None
+    colorScheme: Annotated[bt.ColorScheme, Field(strict=False)] | None
+    network: Annotated[bt.NetworkPreset, Field(strict=False)] | None
+    cpuThrottling: float | None
 
 
 class EvalOut(Output):
