@@ -31,7 +31,7 @@ export default Object.freeze(/*JSON*/{
     "Input.insertText", "Input.dispatchKeyEvent", "Input.dispatchMouseEvent",
     "Network.enable", "Network.getResponseBody", "Network.emulateNetworkConditions",
     "Emulation.setDeviceMetricsOverride", "Emulation.clearDeviceMetricsOverride", "Emulation.setUserAgentOverride",
-    "Emulation.setEmulatedMedia", "Emulation.setCPUThrottlingRate"
+    "Emulation.setEmulatedMedia", "Emulation.setCPUThrottlingRate", "DOM.setFileInputFiles"
   ],
   "extensionPingIntervalMs": 20000,
   "providers": {

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import REPO
 from .e2e import requires_chromium
 from .test_e2e_browser_tools import ALLOWED, MUTATE, bridge, fails, ok
 from .test_e2e_link import eventually, page_eval
@@ -99,3 +100,22 @@ async def test_emulation_and_a_screenshot_too_big_for_one_frame(toolsite: ToolSi
             [1, False]
         assert await page_eval(dt, target, fetched) is True
         await fails(b, "emulate", {"width": 10}, "invalid_argument")
+
+
+async def test_upload_file_sends_project_files_only(toolsite: ToolSite, tmp_path: Path) -> None:
+    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b:
+        await ok(b, "tab_new", {"url": "https://allowed.test/upload"})
+        got = await ok(b, "upload_file", {"selector": "#one", "paths": ["README.md"]})
+        size = (REPO / "README.md").stat().st_size
+        assert got["files"] == [{"path": "README.md", "size": size}] and got["element"]["tag"] == "input"
+        await ok(b, "wait_for", {"text": "one:README.md"})
+        await ok(b, "upload_file", {"selector": "#many", "paths": ["docs/tools.md", "docs/security.md"]})
+        await ok(b, "wait_for", {"text": "many:security.md"})
+        # The ask's path rules: nothing outside the project, nothing into a single input's many, no non-file input.
+        for paths in (["../../etc/passwd"], ["/etc/passwd"], ["no-such-file.txt"]):
+            await fails(b, "upload_file", {"selector": "#one", "paths": paths}, "file_refused")
+        await fails(b, "upload_file", {"selector": "#one", "paths": ["README.md", "docs/tools.md"]},
+                    "invalid_argument")
+        await fails(b, "upload_file", {"selector": "#text", "paths": ["README.md"]}, "element_not_interactable")
+        text = (await ok(b, "get_text", {"selector": "#got"}))["text"]
+        assert "passwd" not in text

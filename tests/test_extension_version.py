@@ -17,7 +17,7 @@ import supervisor
 from .conftest import REPO
 
 EXTENSION = REPO / "extension"
-RECORDED = ("0.3.2", "faed5305197f2810603973ee979d91c177d9286b37d970e457dcef9edb0ebcdc")
+RECORDED = ("0.3.3", "2c28bacd22be9a8c07d0fd075bcf6f81beb327034aa86b8e8b549efa0ae5d4cb")
 
 
 def extension_hash() -> str:

@@ -78,6 +78,7 @@ from ..protocol.browser_tools import (
     ToolsStatus,
     ToolTabState,
     TypeText,
+    UploadFile,
     WaitFor,
 )
 from ..protocol.common import JSONObject
@@ -448,6 +449,8 @@ class BrowserTools:
                 return msg.reply(await self.on_tab(msg.tab_id, lambda p: reading.network_log(p, msg)))
             case Eval():
                 return msg.reply(await self.on_tab(msg.tab_id, lambda p: reading.evaluate(p, msg)))
+            case UploadFile():
+                return msg.reply(await self.on_tab(msg.tab_id, lambda p: interaction.upload_file(p, msg)))
             case Emulate():
                 return msg.reply(await self.on_tab(msg.tab_id, lambda p: emulation.emulate(p, msg)))
             case Resize():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import attrs
 
-from supervisor.errors import InvalidArgument
+from supervisor.errors import ElementNotFound, InvalidArgument
 
 from ..protocol.browser_tools import (
     Action,
@@ -28,6 +28,9 @@ from ..protocol.browser_tools import (
     SelectOption,
     Target,
     TypeText,
+    UploadedFile,
+    UploadFile,
+    UploadReport,
 )
 from ..protocol.common import JSON, JSONObject
 from . import page as pg
@@ -282,3 +285,22 @@ async def fill_form(page: Page, msg: FillForm) -> FillReport:
         await click(page, Click(msg.submit, MouseButton.LEFT, timeout_s=msg.timeout_s))
         submitted = True
     return FillReport(page.tab.tab_id, page.tab.url, tuple(results), submitted)
+
+
+async def upload_file(page: Page, msg: UploadFile) -> UploadReport:
+    """Fill a file input with project files (DOM.setFileInputFiles on the element our page script picked; Chrome
+    fires input and change)."""
+    got = await page.op_until("pickFile", {"target": msg.target.as_json()}, msg.timeout_s)
+    if len(msg.paths) > 1 and not pg.flag(got, "multiple"):
+        raise InvalidArgument(f"the file input takes one file; {len(msg.paths)} were given",
+                              hint="Pass one path, or find an input with the multiple attribute.")
+    picked = await page.cdp.send("Runtime.evaluate", {"expression": "globalThis.__aibTools.takePicked()",
+                                                      "contextId": await page.world(), "returnByValue": False},
+                                 timeout_s=10)
+    object_id = pg.obj(picked.get("result"), "result").get("objectId")
+    if not isinstance(object_id, str):
+        raise ElementNotFound("the file input went away before its files were set", hint=pg.REF_HINT)
+    await page.cdp.send("DOM.setFileInputFiles", {"files": list(msg.paths), "objectId": object_id}, timeout_s=30)
+    page.policy.check_url(page.tab.url, f"tab {page.tab.tab_id}")
+    return UploadReport(page.tab.tab_id, page.tab.url, pg.opt_brief(got.get("element")),
+                        tuple(UploadedFile(n, size) for n, size in zip(msg.names, msg.sizes, strict=True)))

@@ -14,6 +14,7 @@
   const start = init.refStart;
   const HOSTS = Array.isArray(init.hosts) ? init.hosts.map((h) => String(h).toLowerCase()) : [];
   let next = start;
+  let picked = null; // pickFile's element, until takePicked
   const refs = new Map(); // 'e12' -> {el: WeakRef, role, name, tag}
   const refOf = new WeakMap(); // element -> 'e12'
 
@@ -1253,6 +1254,16 @@
       return { element: brief(el), reResolved };
     },
     activeValue: () => ({ value: valueOf(deepActive()) }),
+    pickFile: (a) => {
+      // upload_file: the file input to fill, kept for the server to take as an object (takePicked).
+      const { el, reResolved } = resolve(a.target);
+      if (!(el instanceof HTMLInputElement) || el.type !== 'file') {
+        fail('element_not_interactable', `${describe(el)} is not a file input (<input type=file>)`, false);
+      }
+      if (el.disabled) fail('element_not_interactable', `${describe(el)} is disabled`, true);
+      picked = el;
+      return { element: brief(el), multiple: el.multiple, reResolved };
+    },
     mask: () => maskFrames(),
     unmask: () => unmaskFrames(),
     select: (a) => {
@@ -1285,6 +1296,11 @@
       } catch (e) {
         return `guard ${kind} failed: ${e?.message ?? e}`;
       }
+    },
+    takePicked() {
+      const el = picked;
+      picked = null;
+      return el;
     },
     hello: () => ({
       ok: true, url: location.href, origin: String(self.origin), title: document.title, nextRef: next, refStart: start,

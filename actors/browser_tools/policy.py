@@ -39,7 +39,7 @@ CAPABILITY: dict[type[bt.BrowserToolsRequest], Capability] = {
     bt.History: Capability.MUTATE, bt.Click: Capability.MUTATE, bt.Hover: Capability.MUTATE,
     bt.TypeText: Capability.MUTATE, bt.Press: Capability.MUTATE, bt.Scroll: Capability.MUTATE,
     bt.SelectOption: Capability.MUTATE, bt.Drag: Capability.MUTATE, bt.FillForm: Capability.MUTATE,
-    bt.Emulate: Capability.MUTATE, bt.Resize: Capability.MUTATE,
+    bt.Emulate: Capability.MUTATE, bt.Resize: Capability.MUTATE, bt.UploadFile: Capability.MUTATE,
     bt.Eval: Capability.EVAL,
 }
 

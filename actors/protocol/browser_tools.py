@@ -798,6 +798,40 @@ class NetworkLog(Request[NetworkReport]):
     binary: bool = False  # a binary body as base64 (else refused: text only)
 
 
+@attrs.frozen
+class UploadedFile:
+    path: str  # as the caller named it, relative to the project folder
+    size: int
+
+    def as_json(self) -> dict[str, object]:
+        return {"path": self.path, "size": self.size}
+
+
+@attrs.frozen
+class UploadReport:
+    tab_id: int
+    url: str
+    element: ElementBrief | None
+    files: tuple[UploadedFile, ...]
+
+    def as_json(self) -> dict[str, object]:
+        return {"tabId": self.tab_id, "url": self.url, "element": self.element.as_json() if self.element else None,
+                "files": [f.as_json() for f in self.files]}
+
+
+@attrs.frozen
+class UploadFile(Request[UploadReport]):
+    """Set a file input's files: `paths` are absolute, resolved and already checked to be the project's
+    (supervisor.attachments.select_files, as an ask's files); `names` are how the caller named them."""
+
+    target: Target
+    paths: tuple[str, ...]
+    names: tuple[str, ...]
+    sizes: tuple[int, ...]
+    timeout_s: float = 5.0
+    tab_id: int | None = None
+
+
 class NetworkPreset(enum.StrEnum):
     """emulate's network throttling (Chrome DevTools' presets)."""
 
@@ -974,5 +1008,5 @@ class ToolsStatus(Request[ToolsReport]):
 BrowserToolsRequest = (TabsList | TabNew | TabSelect | TabClose | Navigate | History | Click | Hover | TypeText
                        | Press | Scroll | SelectOption | Drag | FillForm | Snapshot | Screenshot | GetText
                        | ExtractLinks | Query | WaitFor | ConsoleLogs | NetworkLog | Eval | HandleDialog | ToolsStatus
-                       | Emulate | Resize)
+                       | Emulate | Resize | UploadFile)
 BROWSER_TOOLS = Address[BrowserToolsRequest]("browser_tools", BrowserToolsRequest)

@@ -354,6 +354,18 @@ class NetworkOut(Output):
     body: NetworkBodyOut | Absent = None
 
 
+class UploadedFileOut(Output):
+    path: str = Field(description="As given, relative to the project folder.")
+    size: Count = Field(description="Bytes.")
+
+
+class UploadOut(Output):
+    tabId: TabId
+    url: Url
+    element: ElementOut | None
+    files: list[UploadedFileOut]
+
+
 class ViewportOut(Output):
     width: int
     height: int
