@@ -36,6 +36,7 @@ from supervisor.errors import (
     RateLimited,
     ResponseTimeout,
     SendUnconfirmed,
+    SiteError,
     StuckError,
     TabClosed,
 )
@@ -74,6 +75,7 @@ from ..protocol.session_store import (
 from . import inspect, probe
 from .attach import attach_files, choose
 from .flow import AskBudget, AskFlow, Outcome, Stuck, StuckKind, is_suspicious
+from .page import NoticeKind
 from .tab import AskMemo, PageTimeout, ProviderMemory, TabGone, Tabs, TabSession
 from .table import ProviderTable, Timeouts
 
@@ -213,6 +215,14 @@ class ProviderActor:
                               self.t.title, exc)
                 await self.drop_page()
                 continue
+            if not again and not memo.sent and (banner := await self.error_banner(page)) is not None:
+                # Seed 001: a page that shows a site error before anything was typed is replaced, once, within the
+                # deadline; the next ask never picks that tab again.
+                self.log.warning("%s tab %d shows a site error before the question was sent (“%s”); replacing it "
+                                 "with a new tab", self.t.title, page.tab_id, banner)
+                await self.tabs.discard(page.tab_id, f"site error: {banner[:100]}")
+                await self.drop_page()
+                continue
             flow = AskFlow(page, self.t, self.to, question=msg.question, new_chat=msg.new_chat,
                            session_url=session.url if session is not None else None, budget=budget, memo=memo,
                            progress=progress, log=self.log,
@@ -225,6 +235,12 @@ class ProviderActor:
             try:
                 out = await flow.run()
                 break
+            except SiteError:
+                # The page showed an error after the question went out: not retried here (it may be there), but the
+                # next ask takes a fresh tab instead of this error page.
+                self.tabs.avoid(page.tab_id, "site error")
+                await self.drop_page()
+                raise
             except (TabGone, TabClosed, CdpError) as exc:
                 # The tab went away, or its debugger detached, before the question was sent (a close event still
                 # on the way, a tab the browser just replaced): lease a fresh one, once, within the deadline. Never
@@ -245,6 +261,15 @@ class ProviderActor:
                       flow.type_phase.value if flow.type_phase else "-", flow.send_method or "-", out.extracted_by,
                       len(out.answer))
         return result_of(self.name, out, _timings(t0, flow.marks), budget.attempt - 1, tuple(warnings))
+
+    async def error_banner(self, page: TabSession) -> str | None:
+        """The text of a site-error notice the page shows now (before the ask marks the notices), else None."""
+        try:
+            st = await page.current()
+        except BridgeError:
+            return None
+        notice = st.notice
+        return notice.text if notice is not None and notice.kind is NoticeKind.SITE_ERROR else None
 
     async def choose_and_attach(self, page: TabSession, msg: Ask) -> None:
         """Before the question is typed (issue 20): the model (ChatGPT) or mode (Gemini) the ask names, chosen in the

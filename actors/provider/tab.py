@@ -73,6 +73,8 @@ class ProviderMemory:
 
     our_tabs: dict[int, int | None] = attrs.field(factory=dict)  # tab id → its window id (ids restart with Chrome)
     asks: dict[str, AskMemo] = attrs.field(factory=dict)
+    # Tabs that failed to attach or showed a site error: never picked again (seed 001: close it, open a new one).
+    bad_tabs: dict[int, str] = attrs.field(factory=dict)  # tab id → why
 
     def memo(self, ask_id: str) -> AskMemo:
         return self.asks.setdefault(ask_id, AskMemo())
@@ -407,7 +409,7 @@ class Tabs:
     def ours(self, tab: TabInfo, session: SessionEntry | None) -> bool:
         """A tab ai-bridge opened in this process, or the session's own tab still at the session's conversation (a
         tab of an earlier run: the browser keeps tab ids, and no tab of the user's shows our conversation)."""
-        if not self.on_site(tab.url):
+        if not self.on_site(tab.url) or tab.tab_id in self.memory.bad_tabs:
             return False
         if self.memory.our_tabs.get(tab.tab_id, -1) == tab.window_id:
             return True
@@ -427,6 +429,7 @@ class Tabs:
         mine = [t for t in tabs if self.ours(t, None)]
         if mine:
             return mine[0]
+        tabs = tuple(t for t in tabs if t.tab_id not in self.memory.bad_tabs)
         if self.use_open_tabs and tabs:
             preferred = [t for t in tabs if session is not None and t.url == session.url]
             return (preferred or list(tabs))[0]
@@ -470,12 +473,38 @@ class Tabs:
         try:
             return await self.attach(tab_id, nursery)
         except CdpError as exc:
-            if exc.ext_code != "tab_busy":
-                raise
-        # Another server leased that tab between our tabs.query (or tabs.create) and our attach: two servers asking
-        # at once. Each server drives a tab of its own, so open ours.
-        self.log.info("%s tab %d was leased by another server first; opening our own", self.t.title, tab_id)
+            if exc.ext_code == "tab_busy":
+                # Another server leased that tab between our tabs.query (or tabs.create) and our attach: two servers
+                # asking at once. Each server drives a tab of its own, so open ours.
+                self.log.info("%s tab %d was leased by another server first; opening our own", self.t.title, tab_id)
+            else:
+                # devtools_open, cdp_error, a debugger that went away: seed 001 closes such a tab and opens a new
+                # one, once. Nothing was sent yet; the next ask never picks it again.
+                self.log.warning("attaching to %s tab %d failed (%s: %s); replacing it with a new tab", self.t.title,
+                                 tab_id, exc.ext_code or exc.code, exc)
+                await self.discard(tab_id, f"attach failed: {exc.ext_code or exc.code}")
+        except TabClosed as exc:
+            self.log.info("%s tab %d went away while attaching (%s); opening a new one", self.t.title, tab_id, exc)
+            await self.discard(tab_id, "gone while attaching")
         return await self.attach(await self.create(url), nursery)
+
+    def avoid(self, tab_id: int, why: str) -> None:
+        """Never pick this tab again (it stays open: a page showing an error the user may want to read)."""
+        self.memory.bad_tabs[tab_id] = why
+        while len(self.memory.bad_tabs) > 100:
+            del self.memory.bad_tabs[next(iter(self.memory.bad_tabs))]
+
+    async def discard(self, tab_id: int, why: str) -> None:
+        """A tab not to drive again: remembered as bad; closed when ai-bridge opened it (a tab of the user's stays
+        open). Best effort: the tab may be gone already."""
+        self.avoid(tab_id, why)
+        if tab_id in self.memory.our_tabs:
+            del self.memory.our_tabs[tab_id]
+            with trio.move_on_after(self.to.new_tab_s):
+                try:
+                    await self.extension.close(tab_id, timeout_s=self.to.new_tab_s)
+                except BridgeError as exc:
+                    self.log.info("closing %s tab %d: %s", self.t.title, tab_id, exc)
 
     async def for_inspection(self, session: SessionEntry | None, nursery: trio.Nursery) -> TabSession:
         """The tab inspection tools look at: never a new one."""
