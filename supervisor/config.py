@@ -66,6 +66,7 @@ class Config:
     unsafe_enable_eval: bool = False
     allowed_domains: tuple[str, ...] = ()
     network_secrets: bool = False  # network_log shows credential headers (Cookie, Authorization, ...) unredacted
+    download_dir: Path | None = None  # the folder the download tool saves into (none: the tool is refused)
     # providers.toml: selectors and labels prepended to the provider tables (default
     # $XDG_CONFIG_HOME/ai-bridge/providers.toml when it exists; one named here must exist)
     providers_file: Path | None = None
@@ -258,6 +259,7 @@ _FIELDS: dict[str, Any] = {
     "unsafe_enable_eval": _bool,
     "allowed_domains": _domains,
     "network_secrets": _bool,
+    "download_dir": _path,
     "use_open_tabs": _bool,
     "providers_file": _path,
     "jobs_keep_days": _positive,

@@ -218,7 +218,7 @@ ELEMENT_TOOLS = sorted(name for name, t in TOOLS.items() if "ref" in t.args.tool
 def test_element_tools_are_the_expected_ones() -> None:
     assert set(ELEMENT_TOOLS) == {"click", "type", "press", "hover", "scroll", "select_option", "drag", "snapshot",
                                   "screenshot", "get_text", "get_html", "read_as_markdown", "extract_links",
-                                  "query", "wait_for", "upload_file"}
+                                  "query", "wait_for", "upload_file", "download"}
 
 
 @pytest.mark.parametrize("name", ELEMENT_TOOLS)
@@ -228,7 +228,7 @@ def test_element_tools_take_exactly_one_of_selector_or_ref(name: str) -> None:
                             "scroll": {}, "select_option": {"values": ["a"]}, "drag": {"to_ref": "e2"},
                             "snapshot": {}, "screenshot": {}, "get_text": {}, "get_html": {},
                             "read_as_markdown": {}, "extract_links": {}, "query": {"what": "count"},
-                            "wait_for": {}, "upload_file": {"paths": ["README.md"]}}[name]
+                            "wait_for": {}, "upload_file": {"paths": ["README.md"]}, "download": {}}[name]
     with pytest.raises(InvalidArgument, match="selector"):
         tool.parse({**base, "selector": "#a", "ref": "e1"})
     tool.parse({**base, "ref": "e1"})

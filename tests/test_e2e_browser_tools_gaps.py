@@ -119,3 +119,35 @@ async def test_upload_file_sends_project_files_only(toolsite: ToolSite, tmp_path
         await fails(b, "upload_file", {"selector": "#text", "paths": ["README.md"]}, "element_not_interactable")
         text = (await ok(b, "get_text", {"selector": "#got"}))["text"]
         assert "passwd" not in text
+
+
+async def test_download_saves_into_the_chosen_folder_only(toolsite: ToolSite, tmp_path: Path) -> None:
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED, "--download-dir", str(folder)) as b:
+        await ok(b, "tab_new", {"url": "https://allowed.test/download"})
+        got = await ok(b, "download", {"selector": "#report"})
+        assert got["name"] == "report.csv" and got["mimeType"] == "text/csv"
+        assert got["size"] == len(b"name,value\nalpha,1\nbeta,2\n")
+        assert Path(got["path"]).parent == folder.resolve()
+        assert (folder / "report.csv").read_text() == "name,value\nalpha,1\nbeta,2\n"
+        again = await ok(b, "download", {"url": "https://allowed.test/files/report.csv"})
+        assert again["path"] != got["path"] and Path(again["path"]).parent == folder.resolve()
+        assert again["sourceUrl"] == "https://allowed.test/files/report.csv"
+        await fails(b, "download", {"url": "https://denied.test/files/report.csv"}, "policy_denied")
+        await fails(b, "download", {"selector": "#report", "url": "https://allowed.test/x"}, "invalid_argument")
+        assert sorted(p.name for p in folder.iterdir()) == sorted({Path(got["path"]).name, Path(again["path"]).name})
+        assert not toolsite.requested("denied.test")
+    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b:  # no folder chosen: refused
+        await ok(b, "tab_new", {"url": "https://allowed.test/download"})
+        assert "--download-dir" in await fails(b, "download", {"selector": "#report"}, "invalid_argument")
+
+
+async def test_download_file_names_stay_plain_names() -> None:
+    from actors.browser_tools.downloads import file_name
+
+    assert file_name('attachment; filename="../../etc/passwd"', "https://a.test/x") == "passwd"
+    assert file_name("attachment; filename*=UTF-8''r%C3%A9sum%C3%A9.pdf", "https://a.test/x") == "résumé.pdf"
+    assert file_name("", "https://a.test/dir/..%2F..%2Fsecret.txt") == "secret.txt"
+    assert file_name("", "https://a.test/") == "download"
+    assert file_name('inline; filename=".bashrc"', "https://a.test/") == "bashrc"

@@ -45,6 +45,7 @@ from ..protocol.browser_tools import (
     ClosedReport,
     ConsoleLogs,
     DialogReport,
+    Download,
     Drag,
     Emulate,
     Emulation,
@@ -83,7 +84,7 @@ from ..protocol.browser_tools import (
 )
 from ..protocol.common import JSONObject
 from ..protocol.relay import RELAY, LinkStatus, TabEvent
-from . import emulation, interaction, navigation, reading
+from . import downloads, emulation, interaction, navigation, reading
 from .page import Page
 from .policy import Policy, denied, normalize_url, policy_host
 from .tab import ToolsBook, ToolTab
@@ -449,6 +450,8 @@ class BrowserTools:
                 return msg.reply(await self.on_tab(msg.tab_id, lambda p: reading.network_log(p, msg)))
             case Eval():
                 return msg.reply(await self.on_tab(msg.tab_id, lambda p: reading.evaluate(p, msg)))
+            case Download():
+                return msg.reply(await self.on_tab(msg.tab_id, lambda p: downloads.download(p, msg)))
             case UploadFile():
                 return msg.reply(await self.on_tab(msg.tab_id, lambda p: interaction.upload_file(p, msg)))
             case Emulate():

@@ -1264,6 +1264,13 @@
       picked = el;
       return { element: brief(el), multiple: el.multiple, reResolved };
     },
+    linkOf: (a) => {
+      // download by click: the link the element is (or is in); its URL is fetched rather than clicked.
+      const { el, reResolved } = resolve(a.target);
+      const link = el.closest('a[href], area[href]');
+      if (!link) fail('element_not_interactable', `${describe(el)} is not a link: download takes a link or a url`, false);
+      return { href: link.href, element: brief(el), reResolved };
+    },
     mask: () => maskFrames(),
     unmask: () => unmaskFrames(),
     select: (a) => {

@@ -40,6 +40,7 @@ CAPABILITY: dict[type[bt.BrowserToolsRequest], Capability] = {
     bt.TypeText: Capability.MUTATE, bt.Press: Capability.MUTATE, bt.Scroll: Capability.MUTATE,
     bt.SelectOption: Capability.MUTATE, bt.Drag: Capability.MUTATE, bt.FillForm: Capability.MUTATE,
     bt.Emulate: Capability.MUTATE, bt.Resize: Capability.MUTATE, bt.UploadFile: Capability.MUTATE,
+    bt.Download: Capability.MUTATE,
     bt.Eval: Capability.EVAL,
 }
 
@@ -108,11 +109,13 @@ class Policy:
     mutations: bool
     eval: bool
     network_secrets: bool = False  # credential headers in network_log unredacted (the user's choice)
+    download_dir: str | None = None  # where download saves (the user's choice); None: download is refused
 
     @classmethod
     def from_config(cls, config: Config) -> Policy:
         return cls(hosts=config.allowed_domains, mutations=config.enable_mutations, eval=config.unsafe_enable_eval,
-                   network_secrets=config.network_secrets)
+                   network_secrets=config.network_secrets,
+                   download_dir=str(config.download_dir) if config.download_dir is not None else None)
 
     def wire(self) -> JSONObject:
         """What every general-tool command carries to the extension."""

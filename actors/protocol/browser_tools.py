@@ -832,6 +832,32 @@ class UploadFile(Request[UploadReport]):
     tab_id: int | None = None
 
 
+@attrs.frozen
+class DownloadReport:
+    tab_id: int
+    url: str  # the tab's
+    source_url: str  # what was downloaded
+    path: str  # the saved file: absolute, inside the download folder
+    name: str
+    size: int  # bytes
+    mime_type: str
+
+    def as_json(self) -> dict[str, object]:
+        return {"tabId": self.tab_id, "url": self.url, "sourceUrl": self.source_url, "path": self.path,
+                "name": self.name, "size": self.size, "mimeType": self.mime_type}
+
+
+@attrs.frozen
+class Download(Request[DownloadReport]):
+    """Save what clicking `target` downloads, or what `url` downloads (a link the page script clicks, so the page's
+    cookies go with it), into the configured download folder."""
+
+    target: Target | None = None
+    url: str | None = None
+    timeout_s: float = 30.0
+    tab_id: int | None = None
+
+
 class NetworkPreset(enum.StrEnum):
     """emulate's network throttling (Chrome DevTools' presets)."""
 
@@ -1008,5 +1034,5 @@ class ToolsStatus(Request[ToolsReport]):
 BrowserToolsRequest = (TabsList | TabNew | TabSelect | TabClose | Navigate | History | Click | Hover | TypeText
                        | Press | Scroll | SelectOption | Drag | FillForm | Snapshot | Screenshot | GetText
                        | ExtractLinks | Query | WaitFor | ConsoleLogs | NetworkLog | Eval | HandleDialog | ToolsStatus
-                       | Emulate | Resize | UploadFile)
+                       | Emulate | Resize | UploadFile | Download)
 BROWSER_TOOLS = Address[BrowserToolsRequest]("browser_tools", BrowserToolsRequest)

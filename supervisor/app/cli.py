@@ -99,6 +99,9 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--network-secrets", action="store_true", default=None,
                    help="network_log shows credential headers (Cookie, Set-Cookie, Authorization, ...) instead of "
                    "[redacted] (env AI_BRIDGE_NETWORK_SECRETS)")
+    t.add_argument("--download-dir", metavar="DIR", default=None,
+                   help="the folder the download tool saves into, never outside it; without it the tool is "
+                   "refused (env AI_BRIDGE_DOWNLOAD_DIR)")
 
     a = sub.add_parser("ask", help="ask ChatGPT and/or Gemini from the terminal (progress on stderr)",
                        description="Ask through the browser, as the MCP tools do, and print the answer on stdout.")
@@ -215,7 +218,7 @@ def parser() -> argparse.ArgumentParser:
 CONFIG_KEYS = ("state_dir", "log_level", "discovery_port", "browser", "browser_path", "channel", "profile_dir",
                "isolated", "headless", "browser_args", "load_extensions", "close_browser", "project", "allow_faults",
                "private_text", "enable_mutations", "unsafe_enable_eval", "allowed_domains", "providers_file",
-               "jobs_keep_days", "network_secrets")
+               "jobs_keep_days", "network_secrets", "download_dir")
 
 
 def _config(args: argparse.Namespace) -> Any:

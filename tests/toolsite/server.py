@@ -101,6 +101,9 @@ class Site:
         if path == "/api/slow":
             await trio.sleep(float(query.get("ms", ["300"])[0]) / 1000)
             return 200, "application/json", b'{"slow": true}', {}
+        if path == "/files/report.csv":  # a download (Content-Disposition: attachment)
+            return 200, "text/csv", b"name,value\nalpha,1\nbeta,2\n", {
+                "content-disposition": 'attachment; filename="report.csv"'}
         if path == "/secret":
             return 200, html, (f"<!doctype html><title>Secret</title><h1>TOP SECRET on {host}</h1>"
                                "<p id=secret>denied content that must never be read</p>").encode(), {}

@@ -465,6 +465,25 @@ class UploadFileArgs(_Element):
                              tuple(f.size for f in files), self.timeout_s, self.tab_id)
 
 
+class DownloadArgs(_TabArgs):
+    selector: Selector | SkipJsonSchema[None] = None
+    ref: Ref | SkipJsonSchema[None] = None
+    url: Annotated[str, Field(min_length=1, max_length=8000, description="A URL to download (on an allowed "
+                                  "domain), instead of an element to click.")] | SkipJsonSchema[None] = None
+    timeout_s: Annotated[float, Field(gt=0, le=600, description="How long the download may take (default "
+                                      "30 s).")] = 30.0
+
+    @model_validator(mode="after")
+    def _one(self) -> Self:
+        if sum(x is not None for x in (self.selector, self.ref, self.url)) != 1:
+            raise ValueError("give exactly one of selector, ref or url")
+        return self
+
+    def request(self) -> bt.Download:
+        target = bt.Target(self.selector, self.ref) if self.url is None else None
+        return bt.Download(target, self.url, self.timeout_s, self.tab_id)
+
+
 class EmulateArgs(_TabArgs):
     width: Annotated[int, Field(ge=1, le=10_000, description="Viewport width, CSS px (with height).")] | \
         SkipJsonSchema[None] = None
@@ -681,6 +700,11 @@ TOOLS = (
          "to the project folder, checked as an ask's files are (inside the project, not the state dir, at most 10 "
          f"files and 50 MB). The page gets input and change events. {TARGET} {MUTATES} {POLICY}",
          UploadFileArgs, upload, ACTS, output=out.UploadOut),
+    Tool("download",
+         "Save what clicking an element (selector or ref) downloads, or what a url downloads, into the download "
+         "folder the user configured (--download-dir; never outside it). Returns the saved file's path, size and "
+         f"type. {MUTATES} {POLICY}",
+         DownloadArgs, plain, ACTS, output=out.DownloadOut),
     Tool("emulate",
          "Emulate a device on the tab: viewport (width, height, device_scale_factor, mobile), user_agent, "
          "color_scheme, network throttling, cpu_throttling; what is not given stays; reset clears all first. "

@@ -366,6 +366,16 @@ class UploadOut(Output):
     files: list[UploadedFileOut]
 
 
+class DownloadOut(Output):
+    tabId: TabId
+    url: Url
+    sourceUrl: str = Field(description="What was downloaded.")
+    path: str = Field(description="The saved file, inside the download folder.")
+    name: str
+    size: Count = Field(description="Bytes.")
+    mimeType: str = Field(description="By the file's name.")
+
+
 class ViewportOut(Output):
     width: int
     height: int
