@@ -17,6 +17,7 @@ import trio
 import trio.testing
 
 from actors import browser
+from actors.browser import process as browser_process
 from actors.protocol.browser import (
     BROWSER,
     BrowserPhase,
@@ -335,12 +336,19 @@ class FakeProcesses:
         self.holders: dict[int, int] = {}  # link peer port -> browser pid
         self.profile_pid = profile_pid
         self.killed: list[tuple[int, int]] = []
-        proc = browser.actor.process
+        proc = browser_process
         monkeypatch.setattr(proc, "process_command", lambda pid: ["chrome"] if pid in self.running else None)
         monkeypatch.setattr(proc, "link_browser", lambda peer, server: self.holders.get(peer))
         monkeypatch.setattr(proc, "profile_owner", lambda profile, ext=None: (
             proc.ProfileOwner(self.profile_pid, True) if self.profile_pid in self.running else None))
-        monkeypatch.setattr(browser.actor.os, "kill", self.kill)
+        monkeypatch.setattr("actors.browser.actor.os.kill", self.kill)
+
+        # These fakes do not block: called in place, not in a thread (a thread would let the autojump clock leap to
+        # the next deadline while it runs, the test's own included).
+        async def in_place(fn: Callable[..., object], *args: object, **_: object) -> object:
+            return fn(*args)
+
+        monkeypatch.setattr(trio.to_thread, "run_sync", in_place)
 
     def kill(self, pid: int, sig: int) -> None:
         self.killed.append((pid, sig))
@@ -422,9 +430,59 @@ async def test_the_browser_we_attached_to_exiting_clears_the_ownership(
         before = await status(runtime)
         procs.running.discard(4242)  # the user closes that browser
         link.drop()
-        await trio.sleep(3)
+
+        async def cleared() -> bool:
+            st = await status(runtime)
+            return st.ownership is None and st.last_drop is not None
+
+        await until(cleared)
         after = await status(runtime)
     assert before.ownership is Ownership.ATTACHED and before.pid == 4242
     assert after.ownership is None and after.pid is None and after.state is BrowserState.DEGRADED
     assert after.last_drop is not None and after.last_drop.cause is DropCause.BROWSER_CLOSED
     assert "(pid 4242) exited" in after.last_drop.detail
+
+
+# --- issue 25.6: auto mode's first ask and a user's Chrome seen lately ---------------------------------------------
+
+
+async def test_the_first_ask_wait_depends_on_when_the_users_chrome_was_seen(
+        autojump_clock: trio.testing.MockClock, tmp_path: Path) -> None:
+    got: dict[str, float] = {}
+    messages: dict[str, str] = {}
+    cases = {"recent": time.time() - 2 * 86400, "old": time.time() - 30 * 86400, "never": None,
+             "future": time.time() + 10 * 86400}
+    for name, seen in cases.items():
+        config = make_config(tmp_path / name, "auto")
+        if seen is not None:
+            browser.actor.write_users_chrome(config.state_dir, seen)
+        progress: list[Progress] = []
+        async with actors(config, FakeLink()) as runtime:
+            t0 = trio.current_time()
+            with pytest.raises(BrowserNotFound):
+                await runtime.registry.ref(BROWSER).call(EnsureBrowser(60), timeout=70, on_progress=progress.append)
+            got[name] = trio.current_time() - t0
+        messages[name] = progress[0].message if progress and isinstance(progress[0], BrowserProgress) else ""
+    assert got["recent"] == pytest.approx(35, abs=0.6)
+    assert "seen 2 days ago" in messages["recent"] and "not be logged in" in messages["recent"]
+    for name in ("old", "never", "future"):  # a date in the future is not believed
+        assert got[name] == pytest.approx(2.5, abs=0.6), name
+
+
+async def test_the_users_chrome_connecting_is_remembered_in_a_private_file(
+        autojump_clock: trio.testing.MockClock, tmp_path: Path) -> None:
+    config = make_config(tmp_path, "auto")
+    link = FakeLink()
+    async with actors(config, link) as runtime:
+        link.connect()
+        await trio.sleep(2)
+        st = await status(runtime)
+    path = config.state_dir / browser.actor.USERS_CHROME_FILE
+    seen = browser.actor.read_users_chrome(config.state_dir)
+    assert st.ownership is Ownership.USER
+    assert seen is not None and abs(seen - time.time()) < 60
+    assert path.stat().st_mode & 0o777 == 0o600
+    path.write_text("{not json")
+    assert browser.actor.read_users_chrome(config.state_dir) is None
+    path.write_text('{"lastSeen": true}')
+    assert browser.actor.read_users_chrome(config.state_dir) is None

@@ -92,6 +92,31 @@ SERVERS_EXPR = "chrome.storage.session.get('servers').then(r => JSON.stringify(r
 # null (or an exception): tried again shortly.
 PAIR_EXPR = "typeof globalThis.aiBridgePair === 'function' ? globalThis.aiBridgePair(%s) : null"
 PAIR_WITHIN_S = 20.0
+# Auto mode: the user's Chrome (an extension connection from a browser we neither launched nor attached to) seen within
+# this many days makes the first ask wait out its extension's alarm before launching a browser that is not logged in.
+USERS_CHROME_RECENT_DAYS = 14
+USERS_CHROME_FILE = "users-chrome.json"  # in the state dir: {"lastSeen": <unix time>}
+
+
+def read_users_chrome(state_dir: Path) -> float | None:
+    """When the user's Chrome was last seen (unix time), from the state dir; None when unknown or not believable."""
+    try:
+        raw = files.read_private(state_dir / USERS_CHROME_FILE, 4096)
+        data = json.loads(raw) if raw is not None else None
+    except (OSError, ValueError, BridgeError):
+        return None
+    seen = data.get("lastSeen") if isinstance(data, dict) else None
+    if not isinstance(seen, int | float) or isinstance(seen, bool) or not 0 < seen <= time.time() + 86400:
+        return None
+    return float(seen)
+
+
+def write_users_chrome(state_dir: Path, seen: float) -> None:
+    try:
+        files.ensure_private_dir(state_dir)
+        files.write_atomic(state_dir / USERS_CHROME_FILE, json.dumps({"lastSeen": round(seen, 3)}).encode())
+    except (OSError, BridgeError) as exc:
+        log.info("could not record when your Chrome was seen: %s", exc)
 
 
 @attrs.define(eq=False)
@@ -173,6 +198,7 @@ class Browser:
         self.attached: Attached | None = None
         self.link_browser: int | None = None  # the browser process holding the link (when it could be told)
         self.last_drop: LastDrop | None = None
+        self.users_chrome_seen: float | None = None  # when the user's Chrome was last seen (read at start)
         self.launch_lock = trio.Lock()
         self.starting = 0  # launches / attaches in progress
         self.stopping = False
@@ -325,14 +351,25 @@ class Browser:
                 print(f"ai-bridge: your Chrome's extension has been gone for {waited:.0f}s; launching a dedicated "
                       f"browser (profile {self.profile_dir()})", file=sys.stderr, flush=True)
         elif self.launched is None and not self.ever_connected and not self.launch_failed:
-            until = min(deadline, trio.current_time() + self.config.extension_wait_s)
-            report = progress(BrowserPhase.WAITING_FOR_EXTENSION, "waiting for the ai-bridge extension in your "
-                              "Chrome before launching a browser of our own")
+            seen = self.users_chrome_seen
+            days = (time.time() - seen) / 86400 if seen is not None else None
+            recent = days is not None and days <= USERS_CHROME_RECENT_DAYS
+            # Your Chrome was here lately: its extension may be asleep (it looks for servers every 30 s). A browser
+            # launched now would not be logged in, and the ask would fail with login_required: wait for yours.
+            wait_s = max(self.config.extension_wait_s, ALARM_WINDOW_S) if recent else self.config.extension_wait_s
+            until = min(deadline, trio.current_time() + wait_s)
+            why = (f"your Chrome with the ai-bridge extension was seen {days:.0f} days ago, so ai-bridge waits up to "
+                   f"{wait_s:g}s for it (an idle extension looks for servers every 30 s; clicking its toolbar icon "
+                   "wakes it now) before launching a browser of its own, which would not be logged in"
+                   if recent and days is not None else
+                   "waiting for the ai-bridge extension in your Chrome before launching a browser of our own")
+            report = progress(BrowserPhase.WAITING_FOR_EXTENSION, why)
+            log.info("auto mode, first ask: %s", why)
             try:
                 await self.wait_link(until, progress=report)
                 return
             except ExtensionNotConnected:
-                print(f"ai-bridge: no browser extension connected within {self.config.extension_wait_s:g}s; "
+                print(f"ai-bridge: no browser extension connected within {wait_s:g}s; "
                       f"launching a dedicated browser (profile {self.profile_dir()})", file=sys.stderr, flush=True)
         await self.ensure_ours(deadline, progress)
 
@@ -862,14 +899,17 @@ class Browser:
                 return
             await self.hand_over_attached(att, report)
             return
-        if root is None or self.config.isolated:
-            return
-        owner = await trio.to_thread.run_sync(process.profile_owner, self.profile_dir(), self.extension_dir)
-        if owner is not None and owner.pid == root and self.link_since == since and self.launched is None:
-            log.info("the connected browser (pid %d) runs on ai-bridge's profile %s: attached to it", root,
-                     self.profile_dir())
-            self.seen_user = seen_user
-            self.track_attached(root, report.browser_id)
+        if root is not None and not self.config.isolated:
+            owner = await trio.to_thread.run_sync(process.profile_owner, self.profile_dir(), self.extension_dir)
+            if owner is not None and owner.pid == root and self.link_since == since and self.launched is None:
+                log.info("the connected browser (pid %d) runs on ai-bridge's profile %s: attached to it", root,
+                         self.profile_dir())
+                self.seen_user = seen_user
+                self.track_attached(root, report.browser_id)
+                return
+        if self.ownership is Ownership.USER and self.link_since == since:
+            self.users_chrome_seen = time.time()
+            await trio.to_thread.run_sync(write_users_chrome, self.config.state_dir, self.users_chrome_seen)
 
     async def hand_over_attached(self, att: Attached, report: LinkReport) -> None:
         """The user's Chrome connected while a browser we attached to lives: close ours (auto mode), as for a browser
@@ -1046,6 +1086,7 @@ async def run(
     try:
         async with trio.open_nursery() as nursery:
             browser = Browser(ctx, config, extension_dir, nursery)
+            browser.users_chrome_seen = await trio.to_thread.run_sync(read_users_chrome, config.state_dir)
             nursery.start_soon(browser.watch)
             if config.browser == "launch":
                 nursery.start_soon(_eager, browser)
