@@ -11,7 +11,7 @@ import pytest
 from .conftest import REPO
 from .e2e import requires_chromium
 from .test_e2e_browser_tools import ALLOWED, MUTATE, bridge, fails, ok
-from .test_e2e_link import eventually, page_eval
+from .test_e2e_link import eventually, open_page, page_eval
 from .toolsite.fixture import ToolSite, start_toolsite
 
 pytestmark = [requires_chromium, pytest.mark.chromium]
@@ -151,3 +151,52 @@ async def test_download_file_names_stay_plain_names() -> None:
     assert file_name("", "https://a.test/dir/..%2F..%2Fsecret.txt") == "secret.txt"
     assert file_name("", "https://a.test/") == "download"
     assert file_name('inline; filename=".bashrc"', "https://a.test/") == "bashrc"
+
+
+async def test_paths_without_an_end_to_end_test_before(toolsite: ToolSite, tmp_path: Path) -> None:
+    """type with key_events and submit; double and right clicks and modifiers; snapshot and extract_links filters;
+    wait_for attached / hidden / detached; releasing an adopted tab."""
+    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b, b.devtools() as dt:
+        # The user's own tab, opened first (a tab opened while one of the tools' is in front counts as its popup).
+        await open_page(dt, "https://allowed.test/form")
+        await ok(b, "tab_new", {"url": "https://allowed.test/input"})
+        # wait_for each element state the page gets to after 300 ms.
+        await ok(b, "wait_for", {"selector": "#added", "state": "attached"})
+        await ok(b, "wait_for", {"selector": "#doomed", "state": "detached"})
+        await ok(b, "wait_for", {"selector": "#later", "state": "visible"})
+        await ok(b, "wait_for", {"selector": "#nothing-here", "state": "hidden"})
+
+        await ok(b, "type", {"selector": "#q", "text": "abc", "key_events": True, "submit": True})
+        await ok(b, "wait_for", {"text": "submit:abc"})
+        log = (await ok(b, "get_text", {"selector": "#log"}))["text"]
+        assert "keydown:a" in log and "keydown:c" in log and "keydown:Enter" in log
+
+        await ok(b, "click", {"selector": "#target", "click_count": 2})
+        await ok(b, "click", {"selector": "#target", "button": "right"})
+        await ok(b, "click", {"selector": "#target", "modifiers": ["Shift", "Alt"]})
+        await ok(b, "wait_for", {"text": "click:1:sa"})
+        log = (await ok(b, "get_text", {"selector": "#log"}))["text"]
+        assert "dblclick" in log and "click:2:" in log and "contextmenu" in log
+
+        snap = (await ok(b, "snapshot", {"interactive_only": True}))["snapshot"]
+        assert 'button "Target"' in snap and "Doomed" not in snap and 'heading "Input"' not in snap
+        buttons = (await ok(b, "snapshot", {"roles": ["button"]}))["snapshot"]
+        assert 'button "Target"' in buttons and 'link "Form page"' not in buttons
+        # max_depth only cuts under kept nodes (this page is almost flat): no bigger than the whole
+        assert (await ok(b, "snapshot", {"max_depth": 1}))["size"]["nodes"] <= \
+            (await ok(b, "snapshot"))["size"]["nodes"]
+        links = (await ok(b, "extract_links", {"internal_only": True}))["links"]
+        assert {link["href"] for link in links} == {"https://allowed.test/form", "https://allowed.test/long"}
+        assert [link["text"] for link in (await ok(b, "extract_links", {"contains": "long"}))["links"]] == \
+            ["Long page"]
+        assert len((await ok(b, "extract_links", {"limit": 1}))["links"]) == 1
+
+        # Releasing an adopted tab: it stays open, the tools no longer hold it.
+        listing = await ok(b, "tabs_list")
+        free = next(t for t in listing["tabs"] if t["url"] == "https://allowed.test/form" and t["owner"] == "free")
+        assert (await ok(b, "tab_select", {"tab_id": free["tabId"]}))["owner"] == "adopted"
+        released = await ok(b, "tab_close", {})
+        assert released["closed"] is False and released["released"] is True
+        assert await dt.pages("https://allowed.test/form")  # still open
+        again = next(t for t in (await ok(b, "tabs_list"))["tabs"] if t["tabId"] == free["tabId"])
+        assert again["owner"] == "free" and again["current"] is False
