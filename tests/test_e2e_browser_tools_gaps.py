@@ -3,15 +3,18 @@ had no end-to-end test for (tests/toolsite: allowed.test allowed, denied.test de
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from .conftest import REPO
 from .e2e import requires_chromium
 from .test_e2e_browser_tools import ALLOWED, MUTATE, bridge, fails, ok
-from .test_e2e_link import eventually, open_page, page_eval
+from .test_e2e_link import eventually, extension_worker, open_page, page_eval, pids_of, wait_group_gone
 from .toolsite.fixture import ToolSite, start_toolsite
 
 pytestmark = [requires_chromium, pytest.mark.chromium]
@@ -200,3 +203,40 @@ async def test_paths_without_an_end_to_end_test_before(toolsite: ToolSite, tmp_p
         assert await dt.pages("https://allowed.test/form")  # still open
         again = next(t for t in (await ok(b, "tabs_list"))["tabs"] if t["tabId"] == free["tabId"])
         assert again["owner"] == "free" and again["current"] is False
+
+
+async def test_a_relaunch_makes_the_old_tab_ids_a_typed_error(toolsite: ToolSite, tmp_path: Path) -> None:
+    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b:
+        tab = (await ok(b, "tab_new", {"url": "https://allowed.test/form"}))["tabId"]
+        _, pid = await pids_of(b)
+        os.killpg(pid, signal.SIGKILL)  # the browser dies; the next call launches another
+        await wait_group_gone(pid, 15)
+        for args in ({}, {"tab_id": tab}):  # the remembered current tab, and its id named outright
+            assert "not known to the current browser" in await fails(b, "get_text", args, "target_gone")
+        assert "not known to the current browser" in await fails(b, "tab_select", {"tab_id": tab}, "target_gone")
+        assert (await b.status())["browser"]["pid"] != pid
+        # (Before the fix this Chromium said "tab N was closed": a new browser's ids did not collide here. With
+        # colliding ids the old current tab was claimed: tests/test_browser_tools_gaps.py reproduces that.)
+        fresh = await ok(b, "tab_new", {"url": "https://allowed.test/"})
+        assert (await ok(b, "get_text", {"tab_id": fresh["tabId"]}))["url"] == "https://allowed.test/"
+
+
+async def test_a_worker_restart_keeps_the_held_tab(toolsite: ToolSite, tmp_path: Path) -> None:
+    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b, b.devtools() as dt:
+        tab = (await ok(b, "tab_new", {"url": "https://allowed.test/form"}))["tabId"]
+        await ok(b, "type", {"selector": "#name", "text": "Ada"})
+        before = (await b.status())["extension"]["since"]
+        worker = await extension_worker(dt)
+        assert worker is not None
+        assert (await dt.send("Target.closeTarget", {"targetId": worker["targetId"]}))["success"]
+        await eventually(lambda: _relinked(b, before), 30, "the extension reconnected")
+        # The same tab, still held and current: re-attached on the next call, its buffers kept.
+        got = await ok(b, "query", {"selector": "#name", "what": "form_values"})
+        assert got["tabId"] == tab and "Ada" in str(got)
+        assert (await ok(b, "type", {"selector": "#name", "text": " L.", "clear": False}))["value"] == "Ada L."
+        assert any(e["url"] == "https://allowed.test/form" for e in (await ok(b, "network_log"))["entries"])
+
+
+async def _relinked(b: Any, before: Any) -> bool:
+    link = (await b.status())["extension"]
+    return bool(link["connected"]) and link["since"] != before
