@@ -14,7 +14,15 @@ import pytest
 from .conftest import REPO
 from .e2e import requires_chromium
 from .test_e2e_browser_tools import ALLOWED, MUTATE, bridge, fails, ok
-from .test_e2e_link import eventually, extension_worker, open_page, page_eval, pids_of, wait_group_gone
+from .test_e2e_link import (
+    eventually,
+    extension_worker,
+    linked_status,
+    open_page,
+    page_eval,
+    pids_of,
+    wait_group_gone,
+)
 from .toolsite.fixture import ToolSite, start_toolsite
 
 pytestmark = [requires_chromium, pytest.mark.chromium]
@@ -240,3 +248,27 @@ async def test_a_worker_restart_keeps_the_held_tab(toolsite: ToolSite, tmp_path:
 async def _relinked(b: Any, before: Any) -> bool:
     link = (await b.status())["extension"]
     return bool(link["connected"]) and link["since"] != before
+
+
+@pytest.mark.slow  # the relay's 45 s of silence (actors/relay DEAD_AFTER_S): about a minute
+async def test_the_drop_on_heartbeat_silence_keeps_the_held_tab(toolsite: ToolSite, tmp_path: Path) -> None:
+    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b, b.devtools() as dt:
+        tab = (await ok(b, "tab_new", {"url": "https://allowed.test/form"}))["tabId"]
+        await ok(b, "type", {"selector": "#name", "text": "Ada"})
+        worker = await extension_worker(dt)
+        assert worker is not None
+        session = (await dt.send("Target.attachToTarget", {"targetId": worker["targetId"], "flatten": True}))[
+            "sessionId"]
+        await dt.send("Debugger.enable", {}, session)
+        await dt.send("Debugger.pause", {}, session)  # the worker falls silent: no pings, no answers
+
+        async def dropped() -> bool:
+            drop = (await b.status())["extension"]["lastDrop"]
+            return drop is not None and "heartbeat" in str(drop)
+
+        await eventually(dropped, 90, "the server dropped the silent link")
+        await dt.send("Debugger.resume", {}, session)
+        await dt.send("Target.detachFromTarget", {"sessionId": session})
+        await eventually(lambda: linked_status(b, 60), 90, "the extension reconnected")
+        got = await ok(b, "query", {"selector": "#name", "what": "form_values"})
+        assert got["tabId"] == tab and "Ada" in str(got)
