@@ -10,6 +10,10 @@ client), against the same local page (tests/toolsite, /bench: a documentation-li
 a table and a search form) reached over TLS at https://allowed.test. One run of the script is: navigate, snapshot,
 click by ref (a button found in that snapshot), type by ref (into the search box), viewport screenshot, full-page
 screenshot, get the page's text (Playwright MCP has no such tool: `browser_evaluate` of document.body.innerText).
+Then, on a second page (/bench-extra, reached untimed), the calls issue 24 added: upload a project file into a file
+input (Playwright MCP: click the input, then `browser_file_upload`), click a button inside an iframe (a same-origin
+one: ai-bridge does not reach into cross-origin frames), emulate a viewport size (Playwright MCP: `browser_resize`;
+the size alternates so no call is a no-op) and read the network log (`browser_network_requests`).
 Runs alternate between the two servers (ABAB..., the first of each pair swapped every run) so both see the same
 machine load; the first two runs of each are warm-up and not counted. Wall time per call is measured at the client.
 RSS is the server process plus its browser processes (every descendant), after the runs.
@@ -41,6 +45,9 @@ from tests.toolsite.fixture import Browsed, ToolSite, start_toolsite
 CHROMIUM = os.environ.get("AI_BRIDGE_CHROMIUM", "/usr/lib/chromium/chromium")
 URL = "https://allowed.test/bench"
 CALLS = ("navigate", "snapshot", "click", "type", "screenshot", "screenshot_full", "get_text")
+EXTRA_URL = "https://allowed.test/bench-extra"
+EXTRA_CALLS = ("upload", "frame_click", "emulate", "network_log")
+UPLOAD = "README.md"  # relative to the project folder (ai-bridge's working directory, the repository)
 WARMUP = 2
 
 
@@ -98,6 +105,9 @@ class Server:
     async def script(self) -> dict[str, float]:
         raise NotImplementedError
 
+    async def extra(self, run: int) -> dict[str, float]:
+        raise NotImplementedError
+
 
 async def timed(out: dict[str, float], key: str, call: Awaitable[Any]) -> Any:
     t0 = trio.current_time()
@@ -121,9 +131,21 @@ class AiBridge(Server):
         assert "Loaded more" in text and "Getting started" in text, text[:300]
         return t
 
+    async def extra(self, run: int) -> dict[str, float]:
+        t: dict[str, float] = {}
+        await self.call("navigate", {"url": EXTRA_URL})
+        snap = (await self.call("snapshot", {})).structured_content["snapshot"]
+        await timed(t, "upload", self.call("upload_file", {"ref": ref_in(snap, 'Attachment'), "paths": [UPLOAD]}))
+        await timed(t, "frame_click", self.call("click", {"ref": ref_in(snap, 'button "Frame button"')}))
+        await timed(t, "emulate", self.call("emulate", {"width": 800 + run % 2 * 100, "height": 600}))
+        log = await timed(t, "network_log", self.call("network_log", {}))
+        assert any(e["url"].endswith("/api/data") for e in log.structured_content["entries"])
+        return t
+
 
 class PlaywrightMcp(Server):
     name = "Playwright MCP"
+    upload_path = REPO / UPLOAD  # set to a copy inside its allowed roots (its working directory) before the runs
 
     async def script(self) -> dict[str, float]:
         t: dict[str, float] = {}
@@ -137,6 +159,23 @@ class PlaywrightMcp(Server):
         await timed(t, "screenshot_full", self.call("browser_take_screenshot", {"type": "png", "fullPage": True}))
         res = await timed(t, "get_text", self.call("browser_evaluate", {"function": "() => document.body.innerText"}))
         assert "Loaded more" in res.content[0].text, res.content[0].text[:300]
+        return t
+
+    async def extra(self, run: int) -> dict[str, float]:
+        t: dict[str, float] = {}
+        await self.call("browser_navigate", {"url": EXTRA_URL})
+        snap = (await self.call("browser_snapshot", {})).content[0].text
+
+        async def upload() -> None:
+            await self.call("browser_click", {"element": "Attachment", "target": ref_in(snap, "Attachment")})
+            await self.call("browser_file_upload", {"paths": [str(self.upload_path)]})
+
+        await timed(t, "upload", upload())
+        await timed(t, "frame_click", self.call("browser_click", {"element": "Frame button",
+                                                                  "target": ref_in(snap, 'button "Frame button"')}))
+        await timed(t, "emulate", self.call("browser_resize", {"width": 800 + run % 2 * 100, "height": 600}))
+        log = await timed(t, "network_log", self.call("browser_network_requests", {}))
+        assert "/api/data" in log.content[0].text, log.content[0].text[:300]
         return t
 
 
@@ -185,13 +224,18 @@ async def run(runs: int, playwright: Path) -> None:
             str(playwright / "node_modules" / "@playwright" / "mcp" / "cli.js"), "--headless", "--no-sandbox",
             "--executable-path", CHROMIUM, "--isolated", "--config", str(config)])
         async with session(ours, tmp / "ai-bridge.log") as (s1, pid1), session(theirs, tmp / "pw.log") as (s2, pid2):
-            servers: list[Server] = [AiBridge(s1, pid1), PlaywrightMcp(s2, pid2)]
+            pw = PlaywrightMcp(s2, pid2)
+            pw.upload_path = tmp / Path(UPLOAD).name
+            shutil.copyfile(REPO / UPLOAD, pw.upload_path)
+            servers: list[Server] = [AiBridge(s1, pid1), pw]
             await servers[0].call("tab_new", {})
-            times: dict[str, dict[str, list[float]]] = {s.name: {c: [] for c in CALLS} for s in servers}
+            times: dict[str, dict[str, list[float]]] = {s.name: {c: [] for c in CALLS + EXTRA_CALLS}
+                                                          for s in servers}
             for i in range(runs + WARMUP):
                 order = servers if i % 2 == 0 else servers[::-1]
                 for server in order:
                     got = await server.script()
+                    got.update(await server.extra(i))
                     if i >= WARMUP:
                         for call, ms in got.items():
                             times[server.name][call].append(ms)
@@ -208,7 +252,7 @@ def report(times: dict[str, dict[str, list[float]]], rss: dict[str, float], runs
     print(f"\n{runs} runs each, interleaved (load average {os.getloadavg()[0]:.2f})\n")
     print("| call | ai-bridge p50 | ai-bridge p90 | Playwright MCP p50 | Playwright MCP p90 | p50 ratio |")
     print("|---|---:|---:|---:|---:|---:|")
-    for call in CALLS:
+    for call in CALLS + EXTRA_CALLS:
         a, b = ours[call], theirs[call]
         print(f"| {call} | {statistics.median(a):.1f} ms | {pct(a, 90):.1f} ms | {statistics.median(b):.1f} ms | "
               f"{pct(b, 90):.1f} ms | {statistics.median(b) / statistics.median(a):.2f}× |")
