@@ -307,11 +307,11 @@ export class Executor {
   }
 
   /** The origin of the tab's about:blank document, read in a world of our own (the page cannot fake it there). */
-  async _blankOrigin(tabId) {
+  async _blankOrigin(tabId, subframeId = null) {
     const target = { tabId };
     try {
-      const tree = await chrome.debugger.sendCommand(target, 'Page.getFrameTree');
-      const frameId = tree?.frameTree?.frame?.id;
+      const tree = subframeId ? null : await chrome.debugger.sendCommand(target, 'Page.getFrameTree');
+      const frameId = subframeId ?? tree?.frameTree?.frame?.id;
       const world = await chrome.debugger.sendCommand(target, 'Page.createIsolatedWorld',
         { frameId, worldName: 'ai-bridge-policy', grantUniveralAccess: false });
       const got = await chrome.debugger.sendCommand(target, 'Runtime.evaluate',
@@ -386,8 +386,13 @@ export class Executor {
         if (hit?.frameId && hit.frameId !== lease.mainFrameId) {
           const frame = findFrame((await send('Page.getFrameTree')).frameTree, hit.frameId);
           const url = frame?.url ?? '';
-          const origin = frame?.securityOrigin ?? '';
-          const ok = frame && urlAllowed(policy, url) && (policyHost(origin) === null || urlAllowed(policy, origin));
+          // about:blank and about:srcdoc frames are their creator's document: judged by their origin only, read in
+          // the frame itself (the frame tree says '://' for a srcdoc one); an opaque one, a sandboxed frame's, is
+          // refused.
+          const inherits = frame && (isBlankUrl(url) || url === 'about:srcdoc');
+          const origin = inherits ? await this._blankOrigin(tabId, frame.id) : frame?.securityOrigin ?? '';
+          const ok = frame && (inherits ? policyHost(origin) !== null && urlAllowed(policy, origin)
+            : urlAllowed(policy, url) && (policyHost(origin) === null || urlAllowed(policy, origin)));
           if (!ok) throw denied(`the point (${Math.round(guard.point.x)}, ${Math.round(guard.point.y)}) is in a frame that`, url || 'an unknown frame');
         }
       }

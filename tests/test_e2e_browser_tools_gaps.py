@@ -13,7 +13,7 @@ import pytest
 
 from .conftest import REPO
 from .e2e import requires_chromium
-from .test_e2e_browser_tools import ALLOWED, MUTATE, bridge, fails, ok
+from .test_e2e_browser_tools import ALLOWED, MUTATE, bridge, fails, ok, snapshot_ref
 from .test_e2e_link import (
     eventually,
     extension_worker,
@@ -49,7 +49,12 @@ async def test_networkidle_leaves_a_denied_page(toolsite: ToolSite, tmp_path: Pa
         target = next(p["targetId"] for p in await dt.pages("https://allowed.test/form"))
         await page_eval(dt, target, "location.href = 'https://denied.test/secret'; 1")
         await eventually(lambda: dt.pages("https://denied.test/"), 10, "the tab shows the denied URL")
-        await fails(b, "get_text", {}, "policy_denied")
+
+        async def refused() -> bool:  # once the server has heard of the new URL
+            res = await b.call("get_text", {})
+            return bool(res.is_error) and res.structured_content["error"]["code"] == "policy_denied"
+
+        await eventually(refused, 10, "reads refused on the denied page")
         # Leaving it is allowed, whatever the wait: networkidle needs the network events, which must not be refused.
         got = await ok(b, "navigate", {"url": "https://allowed.test/", "wait_until": "networkidle"})
         assert got["url"] == "https://allowed.test/"
@@ -272,3 +277,14 @@ async def test_the_drop_on_heartbeat_silence_keeps_the_held_tab(toolsite: ToolSi
         await eventually(lambda: linked_status(b, 60), 90, "the extension reconnected")
         got = await ok(b, "query", {"selector": "#name", "what": "form_values"})
         assert got["tabId"] == tab and "Ada" in str(got)
+
+
+async def test_a_srcdoc_frame_is_judged_by_its_origin(toolsite: ToolSite, tmp_path: Path) -> None:
+    """An about:srcdoc frame is its parent's document: the extension refused every click in one (its URL is not
+    on an allowed domain) though the tools read it. A sandboxed one (an opaque origin) stays sealed."""
+    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b:
+        await ok(b, "tab_new", {"url": "https://allowed.test/srcdoc"})
+        snap = (await ok(b, "snapshot"))["snapshot"]
+        await ok(b, "click", {"ref": snapshot_ref(snap, 'button "Inline button"')})
+        assert 'button "Pressed"' in (await ok(b, "snapshot"))["snapshot"]
+        assert "Sandboxed button" not in snap

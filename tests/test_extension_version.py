@@ -17,7 +17,7 @@ import supervisor
 from .conftest import REPO
 
 EXTENSION = REPO / "extension"
-RECORDED = ("0.3.3", "2c28bacd22be9a8c07d0fd075bcf6f81beb327034aa86b8e8b549efa0ae5d4cb")
+RECORDED = ("0.3.4", "58e44dce84233d511a53e6953299a65eb0bbd8a06bc7e8cb89a8c45b5a9d5480")
 
 
 def extension_hash() -> str:
