@@ -524,6 +524,10 @@ class AskFlow:
             raise notice_error(self.t, st.notice)
 
         stall_s = self.budget.share(self.to.stall_s, self.to.min_stall_s, self.to.attempt_reserve_s)
+        if stall_s < self.to.stall_s:
+            # Cut by the deadline: a stall is seen up to one safety poll late and then dumped, and that must still
+            # end before the deadline (a stuck page is reported as stuck, not as a timeout past it).
+            stall_s = max(self.to.min_stall_s, stall_s - self.to.stall_report_s)
         reason = ""
 
         def complete(s: PageState) -> bool:

@@ -43,6 +43,7 @@ class Timeouts:
     alive_s: float = 5.0  # a tab whose watcher reported this recently needs no health check (its events would say
                           # at once if it closed or detached)
     stall_s: float = 120.0  # stop button up, no thinking, no new text this long: stuck (capped by the budget)
+    stall_report_s: float = 2.0  # seeing a stall (up to one safety poll late) and keeping its dump and partial text
     min_stall_s: float = 2.0  # the shortest stall threshold a short deadline may impose
     attempt_reserve_s: float = 3.0  # kept for each later attempt's reload and typing when sharing the budget
     progress_every_s: float = 0.5  # partial text goes to the requester at most this often
