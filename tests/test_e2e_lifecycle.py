@@ -144,7 +144,8 @@ sleep {linger}
 """
 
 
-@pytest.mark.parametrize(("linger", "pipe"), [(3, "closed"), (60, "closed"), (6, "silent")],
+# (5 s of closing: under the 8 s grace, and long enough for a busy machine's status poll to see it)
+@pytest.mark.parametrize(("linger", "pipe"), [(5, "closed"), (60, "closed"), (6, "silent")],
                          ids=["finishes", "hangs", "silent-pipe"])
 async def test_ask_while_the_browser_is_still_shutting_down(sites: FakeSites, tmp_path: Path, linger: int,
                                                             pipe: str) -> None:

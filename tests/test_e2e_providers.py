@@ -311,7 +311,7 @@ async def test_bad_arguments_are_clear_errors(sites: FakeSites, tmp_path: Path) 
         for args, text in [({}, "missing required argument 'question'"),
                            ({"question": 3}, "must be a string"),
                            ({"question": "  "}, "must not be blank"),
-                           ({"question": "x", "timeout_s": -1}, "between 5 and 3600"),
+                           ({"question": "x", "timeout_s": -1}, "between 5 and 7200"),
                            ({"question": "x", "colour": "red"}, "unknown argument 'colour'")]:
             res = await b.call("ask_chatgpt_web", args)
             assert res.is_error and text in res.content[0].text, res.content[0].text

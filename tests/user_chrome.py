@@ -51,7 +51,7 @@ class UserChrome:
             while (worker := await self.worker()) is None:
                 await trio.sleep(0.05)
         assert (await self.dt.send("Target.closeTarget", {"targetId": worker["targetId"]}))["success"]
-        with trio.fail_after(5):
+        with trio.fail_after(10):  # Chrome drops a closed worker's target within a second; more on a busy machine
             while await self.worker() is not None:
                 await trio.sleep(0.05)
         return str(worker["targetId"])
