@@ -61,11 +61,12 @@ async def completed(site: SiteControl, question: str) -> dict[str, float]:
     return next(x for x in log if x["question"] == question)
 
 
-def bridge_ask(b: Bridge, sites: FakeSites, provider: str, spacing: float) -> Ask:
+def bridge_ask(b: Bridge, sites: FakeSites, provider: str, spacing: float, shape: str = "") -> Ask:
     site: SiteControl = getattr(sites, provider)
 
     async def ask(i: int) -> Sample:
-        q = f"Benchmark question {i + 1} for {provider} at spacing {spacing:g}: what is {i} plus {i}?"
+        # Unique per shape too: the site's log is matched by the question's text.
+        q = f"Benchmark question {i + 1} for {provider} {shape} at spacing {spacing:g}: what is {i} plus {i}?"
         t0 = time.perf_counter()
         res = await b.call(f"ask_{provider}_web", {"question": q})
         wall = (time.perf_counter() - t0) * 1000
@@ -143,7 +144,8 @@ async def main(asks: int, spacings: list[float], reference_asks: int, shapes: li
                         assert not res.is_error, res.content[0].text
                     for spacing in spacings:
                         rows[shape, spacing] = await run_spaced(
-                            {p: bridge_ask(b, sites, p, spacing) for p in ("chatgpt", "gemini")}, asks, spacing)
+                            {p: bridge_ask(b, sites, p, spacing, shape) for p in ("chatgpt", "gemini")}, asks,
+                            spacing)
                 for i in range(max(3, asks // 2)):
                     q = f"Parallel benchmark question {i}: name {i + 2} colors."
                     t0 = time.perf_counter()
