@@ -32,7 +32,7 @@ from supervisor.errors import BridgeError, InternalError
 from supervisor.otp import ActorContext, ActorSystem, Message
 
 from .deps import FrontDeps, ToolCall
-from .stdio import Replay, StdinLines, StdoutWriter, early_initialize_reply, handshake_versions
+from .stdio import EOF_GRACE_S, Replay, StdinLines, StdinPump, StdoutWriter, early_initialize_reply, handshake_versions
 from .tasks import RELATED_TASK, TASKS_EXTENSION, ProgressSender, TaskError, TaskTable, missing_capability
 from .toolkit import Result, Tool
 from .tools import INSTRUCTIONS, TOOLS
@@ -72,26 +72,56 @@ async def run(
     # Answer `initialize` while the SDK is still importing (it costs over a second), then hand the same line to
     # the SDK so its session state is exactly as if it had answered; its own reply is dropped.
     stdout = StdoutWriter()
-    stdin = StdinLines(stdout, stdin_fd)
+    pump = StdinPump(StdinLines(stdout, stdin_fd), stdout)
     os.dup2(2, 1)  # stray writes to fd 1 would corrupt JSON-RPC: send them to stderr, as the SDK does
     task_status.started()
-    replay: list[str] = []
-    async with trio.open_nursery() as boot:
+    async with trio.open_nursery() as outer:
+        outer.start_soon(pump.run)
+        first = await _boot(stdout, pump)
+        if first is None:
+            log.info("MCP client closed stdin while the SDK loaded, with nothing left to answer")
+        else:
+            await _serve(ctx, config=config, system=system, stdout=stdout, stdin=Replay(first, pump))
+        outer.cancel_scope.cancel()
 
-        async def early_init() -> None:
-            try:
-                line = await stdin.__anext__()
-            except StopAsyncIteration:
-                return
-            replay.append(line)
-            reply = early_initialize_reply(line, handshake_versions(), INSTRUCTIONS)
-            if reply is not None:
-                stdout.suppress[reply["id"]] = reply
-                await stdout.send_line(json.dumps(reply, separators=(",", ":")))
 
-        boot.start_soon(early_init)
-        await trio.to_thread.run_sync(_import_sdk)
+async def _boot(stdout: StdoutWriter, pump: StdinPump) -> list[str] | None:
+    """Import the SDK, answering `initialize` meanwhile. The lines read (the initialize), or None when the client
+    closed stdin with every request answered: a busy machine can take seconds over the import, and a client that
+    has gone must not wait for it."""
+    first: list[str] = []
+    with trio.CancelScope() as boot_scope:
+        async with trio.open_nursery() as boot:
 
+            async def early_init() -> None:
+                try:
+                    line = await pump.__anext__()
+                except StopAsyncIteration:
+                    return
+                first.append(line)
+                reply = early_initialize_reply(line, handshake_versions(), INSTRUCTIONS)
+                if reply is not None:
+                    stdout.suppress[reply["id"]] = reply
+                    await stdout.send_line(json.dumps(reply, separators=(",", ":")))
+
+            watch = trio.CancelScope()
+
+            async def leave_when_gone() -> None:
+                with watch:
+                    await pump.eof.wait()
+                    await stdout.drain(EOF_GRACE_S)  # the initialize may be being answered
+                    if not stdout.unanswered:
+                        boot_scope.cancel()
+
+            boot.start_soon(early_init)
+            boot.start_soon(leave_when_gone)
+            await trio.to_thread.run_sync(_import_sdk, abandon_on_cancel=True)
+            watch.cancel()
+    return None if boot_scope.cancelled_caught else first
+
+
+async def _serve(ctx: ActorContext[Message], *, config: Config, system: ActorSystem, stdout: StdoutWriter,
+                 stdin: Replay) -> None:
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
@@ -201,7 +231,7 @@ async def run(
             nursery.cancel_scope.cancel()
 
         nursery.start_soon(stop_on_request)
-        async with stdio_server(stdin=Replay(replay, stdin), stdout=stdout) as (  # type: ignore[arg-type]
+        async with stdio_server(stdin=stdin, stdout=stdout) as (  # type: ignore[arg-type]
                 read_stream, write_stream):
             await server.run(read_stream, write_stream, options)
         log.info("MCP client closed stdin")

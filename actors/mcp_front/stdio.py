@@ -9,6 +9,8 @@
 - A line may hold at most `MAX_LINE` bytes (documented in docs/install.md); a longer one is read through to its end
   (never buffered whole) and answered with ``-32600``.
 - stdout belongs to JSON-RPC: every line goes through `StdoutWriter`, one lock for all writers.
+- One task reads stdin for the server's whole life (`StdinPump`), so a client that closes stdin while the SDK is
+  still importing is seen at once.
 - At stdin EOF, requests already read get up to `EOF_GRACE_S` to be answered before the SDK sees the EOF (it
   cancels whatever is still running then): a client that pipes a few requests and closes stdin gets its replies.
 """
@@ -52,6 +54,11 @@ class StdoutWriter:
         self._pending.add(request_id)
         if self._all_answered.is_set():
             self._all_answered = trio.Event()
+
+    @property
+    def unanswered(self) -> bool:
+        """Is a request read still waiting for its reply?"""
+        return bool(self._pending)
 
     async def drain(self, within: float) -> None:
         """Wait until every request read has been answered, at most `within` seconds."""
@@ -142,6 +149,10 @@ class StdinLines:
     def __aiter__(self) -> StdinLines:
         return self
 
+    def close(self) -> None:
+        """Close our dup of the fd, once nothing reads it (a read still running in an abandoned thread would fail)."""
+        self._file.close()
+
     def _readline(self) -> bytes | None:
         """One line, or None for a line over MAX_LINE (read through to its newline, not kept)."""
         line = self._file.readline(MAX_LINE + 1)
@@ -161,7 +172,6 @@ class StdinLines:
                                               f"Invalid Request: line longer than {MAX_LINE} bytes")
                 continue
             if not raw:
-                await self._stdout.drain(EOF_GRACE_S)
                 raise StopAsyncIteration
             line = raw.decode("utf-8", errors="replace")
             if not line.strip():
@@ -176,10 +186,40 @@ class StdinLines:
             await self._stdout.send_error(rid, code, message)
 
 
+class StdinPump:
+    """Stdin read by one task for the server's whole life, into a channel that the boot (which answers
+    ``initialize`` while the SDK imports) and then the SDK read from. A read in a worker thread cannot be cancelled
+    without losing the line it is reading, so no other reader may ever take over from it; and EOF is seen even
+    while the SDK is still importing (`eof`)."""
+
+    def __init__(self, lines: StdinLines, stdout: StdoutWriter, buffer: int = 16) -> None:
+        self._lines = lines
+        self._stdout = stdout
+        self._send, self._recv = trio.open_memory_channel[str](buffer)
+        self.eof = trio.Event()
+
+    async def run(self) -> None:
+        async with self._send:
+            async for line in self._lines:
+                await self._send.send(line)
+        self.eof.set()
+
+    def __aiter__(self) -> StdinPump:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            return await self._recv.receive()
+        except trio.EndOfChannel:
+            # Here, where the reader meets EOF, not where the pump did: what was read has been handed on.
+            await self._stdout.drain(EOF_GRACE_S)
+            raise StopAsyncIteration from None
+
+
 class Replay:
     """Lines already read (the early-answered initialize) first, then the rest of stdin."""
 
-    def __init__(self, first: list[str], rest: StdinLines) -> None:
+    def __init__(self, first: list[str], rest: StdinPump) -> None:
         self._first = list(first)
         self._rest = rest
 
