@@ -163,6 +163,15 @@ class CdpTab:
             raise BadExtensionReply(f"cdp.batch: expected {len(commands)} results, got {str(results)[:120]}")
         return [_obj(r, "cdp.batch") for r in results]
 
+    async def frames(self, *, timeout_s: float = 10.0) -> list[JSONObject]:
+        """The tab's cross-site frames whose own URL the policy allows (general tools only): each {sessionId, frameId,
+        parentSessionId, url}, as the extension keeps them."""
+        got = await self.relay.call(ExtCommand("debugger.frames", self._params({}), timeout_s), timeout=timeout_s + 5)
+        frames = got.get("frames")
+        if not isinstance(frames, list):
+            raise BadExtensionReply(f"debugger.frames: 'frames' must be a list, got {str(frames)[:120]}")
+        return [_obj(f, "debugger.frames") for f in frames]
+
     async def evaluate(self, expression: str, *, timeout_s: float = 30.0, context_id: int | None = None,
                        await_promise: bool = False) -> JSON:
         """`Runtime.evaluate` returning the value; a page exception becomes a `CdpError`."""

@@ -53,6 +53,15 @@ const FRAME_OWNERS = new Set(['IFRAME', 'FRAME', 'OBJECT', 'EMBED', 'FENCEDFRAME
 
 const CREATE_WAIT_MS = 30_000;
 
+// Out-of-process frames (cross-site iframes) are auto-attached as child sessions of a general lease: the server may
+// read and drive one whose own URL the policy allows. Bounded: frames nested deeper, or more of them, stay sealed.
+const MAX_FRAME_DEPTH = 3;
+const MAX_FRAMES = 64;
+// What a general command may send to a frame's session: its page script, and the look-ups that find its frames.
+const FRAME_METHODS = new Set(['Runtime.evaluate', 'Runtime.callFunctionOn', 'Page.createIsolatedWorld',
+  'Page.getFrameTree', 'DOM.getFrameOwner', 'DOM.resolveNode', 'DOM.setFileInputFiles']);
+const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: false, flatten: true };
+
 /** Provider origins, plus the commanding server's own self-test page (exact origin, path prefix /selftest). */
 export function siteAllowed(url, selfTestUrl) {
   let u;
@@ -304,11 +313,84 @@ export class Executor {
     } catch (e) {
       throw new CommandError('cdp_error', String(e?.message ?? e));
     }
+    // Cross-site frames as child sessions (Chrome 125+). Without them the tools still work; such frames stay sealed.
+    await chrome.debugger.sendCommand(target, 'Target.setAutoAttach', AUTO_ATTACH).catch(() => {});
+  }
+
+  /** A child session of the lease (an out-of-process frame), or a typed error when it is gone. */
+  _child(lease, sessionId) {
+    const child = lease.children?.get(sessionId);
+    if (!child) {
+      throw new CommandError('no_such_frame', 'that frame is no longer in the page (it navigated to another site, '
+        + 'or was removed)');
+    }
+    return child;
+  }
+
+  /** The policy check of a command to a frame's session: the method is one a frame may get, and the frame's own URL
+   * (kept at every commit) passes the policy, as must the tab's. */
+  _checkFrame(lease, tabId, child, method, policy) {
+    if (!urlAllowed(policy, lease.url) || isBlankUrl(lease.url)) throw denied(`tab ${tabId}`, lease.url);
+    if (!FRAME_METHODS.has(method)) throw new CommandError('method_not_allowed', `not allowed in a frame: ${method}`);
+    if (policyHost(child.url) === null || !urlAllowed(policy, child.url)) throw denied('the frame', child.url);
+  }
+
+  /** Check and send one command of a general cdp.send / cdp.batch, on the tab or on one of its frames. */
+  async _sendGeneral(lease, tabId, { method, params: cdpParams, guard, session }, policy) {
+    if (session !== null) this._checkFrame(lease, tabId, this._child(lease, session), method, policy);
+    else await this._checkGeneral(lease, tabId, method, cdpParams, policy);
+    const result = await this._send(tabId, method, cdpParams, session);
+    if (guard) await this._guard(tabId, lease, guard, checkGuard(result), policy, session);
+    return result;
+  }
+
+  /** Target.attachedToTarget / detachedFromTarget / targetInfoChanged of a general lease (on the tab's session, or
+   * a frame's for a frame inside it): keep each cross-site frame's session, URL and parent. Nothing is forwarded. */
+  _onChild(source, lease, method, params) {
+    const parent = source.sessionId ?? null;
+    if (method === 'Target.detachedFromTarget') {
+      lease?.children?.delete(params.sessionId);
+      return;
+    }
+    if (method === 'Target.targetInfoChanged') {
+      // A frame is attached before its first commit (no URL yet); this says where it is, at every commit.
+      const info = params.targetInfo ?? {};
+      for (const c of lease?.children?.values() ?? []) {
+        if (c.targetId === info.targetId && typeof info.url === 'string') c.url = capString(info.url);
+      }
+      return;
+    }
+    const { sessionId, targetInfo = {} } = params;
+    if (typeof sessionId !== 'string') return;
+    const child = { tabId: source.tabId, sessionId };
+    const up = parent === null ? null : lease?.children?.get(parent);
+    const depth = up ? up.depth + 1 : 1;
+    if (lease?.kind !== 'general' || targetInfo.type !== 'iframe' || (parent !== null && !up)
+        || depth > MAX_FRAME_DEPTH || lease.children.size >= MAX_FRAMES) {
+      // A worker, a frame too deep, or no lease of ours: let it run unobserved.
+      chrome.debugger.sendCommand({ tabId: source.tabId, ...(parent ? { sessionId: parent } : {}) },
+        'Target.detachFromTarget', { sessionId }).catch(() => {});
+      return;
+    }
+    lease.children.set(sessionId, {
+      targetId: String(targetInfo.targetId ?? ''), url: capString(String(targetInfo.url ?? '')), parent, depth,
+    });
+    // Page events keep its URL current at every commit; its own cross-site frames attach below it.
+    chrome.debugger.sendCommand(child, 'Page.enable').catch(() => {});
+    if (depth < MAX_FRAME_DEPTH) chrome.debugger.sendCommand(child, 'Target.setAutoAttach', AUTO_ATTACH).catch(() => {});
+  }
+
+  /** An event of a frame's session: only its commits are used (its URL for the policy). */
+  _onChildEvent(source, lease, method, params) {
+    const child = lease?.children?.get(source.sessionId);
+    if (!child || method !== 'Page.frameNavigated') return;
+    const frame = params.frame ?? {};
+    if (frame.id === child.targetId) child.url = capString(String(frame.unreachableUrl || frame.url || ''));
   }
 
   /** The origin of the tab's about:blank document, read in a world of our own (the page cannot fake it there). */
-  async _blankOrigin(tabId, subframeId = null) {
-    const target = { tabId };
+  async _blankOrigin(tabId, subframeId = null, sessionId = null) {
+    const target = sessionId ? { tabId, sessionId } : { tabId };
     try {
       const tree = subframeId ? null : await chrome.debugger.sendCommand(target, 'Page.getFrameTree');
       const frameId = subframeId ?? tree?.frameTree?.frame?.id;
@@ -351,8 +433,9 @@ export class Executor {
   /** After a page guard said yes: what the page script cannot see, checked through the DOM domain. A point must
    * not land on a frame owner (a cross-process frame) or inside a frame outside the policy; a screenshot, or keys
    * whose focus the page could not place, must not meet a frame inside a closed shadow root. */
-  async _guard(tabId, lease, guard, verdict, policy) {
-    const target = { tabId };
+  async _guard(tabId, lease, guard, verdict, policy, session = null) {
+    const target = session ? { tabId, sessionId: session } : { tabId };
+    const root = session ? this._child(lease, session).targetId : lease.mainFrameId;
     const send = async (method, params = {}) => {
       try {
         return (await chrome.debugger.sendCommand(target, method, params)) ?? {};
@@ -379,18 +462,23 @@ export class Executor {
           if (!/No node found/i.test(String(e?.message ?? e))) throw new CommandError('cdp_error', String(e?.message ?? e));
         }
         const { node } = hit ? await send('DOM.describeNode', { backendNodeId: hit.backendNodeId }) : { node: null };
-        if (FRAME_OWNERS.has(node?.nodeName)) {
+        // A frame owner the server named (guard.frames: the frame ids on the way to the element) is entered when
+        // the frame is a cross-site frame of this lease whose own URL the policy allows.
+        const into = FRAME_OWNERS.has(node?.nodeName) && Array.isArray(guard.frames) && guard.frames.includes(node.frameId)
+          ? [...lease.children.values()].find((c) => c.targetId === node.frameId) : null;
+        if (into && !(policyHost(into.url) !== null && urlAllowed(policy, into.url))) throw denied('the frame', into.url);
+        if (FRAME_OWNERS.has(node?.nodeName) && !into) {
           throw new CommandError('policy_denied', `the point (${Math.round(guard.point.x)}, ${Math.round(guard.point.y)}) `
             + `is on a <${node.nodeName.toLowerCase()}> whose document the browser tools may not read: input there is refused`);
         }
-        if (hit?.frameId && hit.frameId !== lease.mainFrameId) {
+        if (hit?.frameId && hit.frameId !== root) {
           const frame = findFrame((await send('Page.getFrameTree')).frameTree, hit.frameId);
           const url = frame?.url ?? '';
           // about:blank and about:srcdoc frames are their creator's document: judged by their origin only, read in
           // the frame itself (the frame tree says '://' for a srcdoc one); an opaque one, a sandboxed frame's, is
           // refused.
           const inherits = frame && (isBlankUrl(url) || url === 'about:srcdoc');
-          const origin = inherits ? await this._blankOrigin(tabId, frame.id) : frame?.securityOrigin ?? '';
+          const origin = inherits ? await this._blankOrigin(tabId, frame.id, session) : frame?.securityOrigin ?? '';
           const ok = frame && (inherits ? policyHost(origin) !== null && urlAllowed(policy, origin)
             : urlAllowed(policy, url) && (policyHost(origin) === null || urlAllowed(policy, origin)));
           if (!ok) throw denied(`the point (${Math.round(guard.point.x)}, ${Math.round(guard.point.y)}) is in a frame that`, url || 'an unknown frame');
@@ -409,10 +497,10 @@ export class Executor {
     }
   }
 
-  async _send(tabId, method, cdpParams) {
+  async _send(tabId, method, cdpParams, sessionId = null) {
     try {
       // Verbatim; e.g. Runtime.evaluate of `undefined` has no result.value and that is passed on as is.
-      return (await chrome.debugger.sendCommand({ tabId }, method, cdpParams)) ?? {};
+      return (await chrome.debugger.sendCommand(sessionId ? { tabId, sessionId } : { tabId }, method, cdpParams)) ?? {};
     } catch (e) {
       throw new CommandError('cdp_error', String(e?.message ?? e));
     }
@@ -421,8 +509,14 @@ export class Executor {
   // ---- chrome event sinks (the listeners themselves are registered at top level in background.js) ------------
 
   onDebuggerEvent(source, method, params) {
-    if (source.tabId === undefined || source.sessionId) return; // child sessions: never requested
+    if (source.tabId === undefined) return;
     const lease = this.leases.get(source.tabId);
+    if (method === 'Target.attachedToTarget' || method === 'Target.detachedFromTarget'
+        || method === 'Target.targetInfoChanged') {
+      return this._onChild(source, lease, method, params ?? {});
+    }
+    // A frame's session: kept for the policy checks, never forwarded (the server's tab state is the top document's).
+    if (source.sessionId) return this._onChildEvent(source, lease, method, params ?? {});
     if (method === 'Fetch.requestPaused') return this._onRequestPaused(source.tabId, lease, params ?? {});
     if (method === 'Page.frameNavigated' && lease?.kind === 'general' && params?.frame && !params.frame.parentId) {
       // At commit, before the new document runs anything: the URL every later check of this tab uses.
@@ -529,7 +623,9 @@ function cdpCommand(c) {
   const { method, params: raw = {} } = c;
   if (typeof method !== 'string') throw new CommandError('bad_params', 'method must be a string');
   if (!isPlainObject(raw)) throw new CommandError('bad_params', 'params must be an object');
-  const { aibGuard, ...params } = raw;
+  const { aibGuard, aibSession, ...params } = raw;
+  // aibSession: the command goes to that frame's session (a cross-site frame of the tab) instead of the tab's.
+  if (aibSession !== undefined && typeof aibSession !== 'string') throw new CommandError('bad_params', 'aibSession must be a string');
   let guard = null;
   if (aibGuard !== undefined) {
     if (method !== 'Runtime.evaluate') throw new CommandError('bad_params', 'aibGuard is only for Runtime.evaluate');
@@ -541,8 +637,9 @@ function cdpCommand(c) {
     if (p !== undefined && !(isPlainObject(p) && Number.isFinite(p.x) && Number.isFinite(p.y))) {
       throw new CommandError('bad_params', 'aibGuard.point must be {x, y} numbers');
     }
+    if (guard.frames !== undefined) guard.frames = stringList(guard.frames, 'aibGuard.frames');
   }
-  return { method, params, guard };
+  return { method, params, guard, session: aibSession ?? null };
 }
 
 /** The page's guard verdict: true, 'unseen' (the page script cannot tell; the extension looks itself), or a refusal. */
@@ -671,7 +768,7 @@ const HANDLERS = {
     }
     const lease = {
       conn, ready: null, subs: new Set(), url: tab.url || tab.pendingUrl, kind: policy ? 'general' : 'provider', policy,
-      mainFrameId: null, blankOrigin: null,
+      mainFrameId: null, blankOrigin: null, children: new Map(),
     };
     lease.ready = policy ? this._attachGeneral(tabId, lease) : this._attach(tabId);
     this.leases.set(tabId, lease);
@@ -716,18 +813,18 @@ const HANDLERS = {
   async 'cdp.send'(conn, params) {
     const tabId = tabIdOf(params);
     const policy = policyOf(params);
-    const { method, params: cdpParams, guard } = cdpCommand(params);
-    if (guard && !policy) throw new CommandError('bad_params', 'a guard is a general-tool command: it needs a policy');
+    const command = cdpCommand(params);
+    const { method, params: cdpParams, guard, session } = command;
+    if ((guard || session !== null) && !policy) {
+      throw new CommandError('bad_params', 'a guard or a frame session is a general-tool command: it needs a policy');
+    }
     if (!(policy ? GENERAL_CDP_METHODS : CDP_METHODS).has(method)) {
       throw new CommandError('method_not_allowed', `CDP method not allowed: ${method}`);
     }
     const lease = await this._myLease(conn, tabId, policy);
     if (policy) {
       lease.policy = policy;
-      await this._checkGeneral(lease, tabId, method, cdpParams, policy);
-      const result = await this._send(tabId, method, cdpParams);
-      if (guard) await this._guard(tabId, lease, guard, checkGuard(result), policy);
-      return result;
+      return this._sendGeneral(lease, tabId, command, policy);
     }
     // The tab may have navigated since the attach: check where it is now, and where it is being sent.
     if (!siteAllowed(lease.url, conn.selfTestUrl)) {
@@ -757,13 +854,25 @@ const HANDLERS = {
     const lease = await this._myLease(conn, tabId, policy);
     lease.policy = policy;
     const results = [];
-    for (const { method, params: cdpParams, guard } of list) {
-      await this._checkGeneral(lease, tabId, method, cdpParams, policy);
-      const result = await this._send(tabId, method, cdpParams);
-      if (guard) await this._guard(tabId, lease, guard, checkGuard(result), policy);
-      results.push(result);
-    }
+    for (const command of list) results.push(await this._sendGeneral(lease, tabId, command, policy));
     return { results };
+  },
+
+  /** General tools only: the tab's cross-site frames (child sessions) whose own URL the policy allows — each with
+   * its session, frame id and the session of the frame it is in (null: the tab's). */
+  async 'debugger.frames'(conn, params) {
+    const tabId = tabIdOf(params);
+    const policy = policyOf(params);
+    if (!policy) throw new CommandError('bad_params', 'debugger.frames is a general-tool command: it needs a policy');
+    const lease = await this._myLease(conn, tabId, policy);
+    lease.policy = policy;
+    await this._checkGeneral(lease, tabId, 'Page.getFrameTree', {}, policy);
+    const frames = [];
+    for (const [sessionId, c] of lease.children) {
+      if (policyHost(c.url) === null || !urlAllowed(policy, c.url)) continue;
+      frames.push({ sessionId, frameId: c.targetId, parentSessionId: c.parent, url: c.url });
+    }
+    return { frames };
   },
 
   async 'cdp.subscribe'(conn, params) {

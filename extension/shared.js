@@ -31,7 +31,8 @@ export default Object.freeze(/*JSON*/{
     "Input.insertText", "Input.dispatchKeyEvent", "Input.dispatchMouseEvent",
     "Network.enable", "Network.getResponseBody", "Network.emulateNetworkConditions",
     "Emulation.setDeviceMetricsOverride", "Emulation.clearDeviceMetricsOverride", "Emulation.setUserAgentOverride",
-    "Emulation.setEmulatedMedia", "Emulation.setCPUThrottlingRate", "DOM.setFileInputFiles"
+    "Emulation.setEmulatedMedia", "Emulation.setCPUThrottlingRate", "DOM.setFileInputFiles",
+    "DOM.getFrameOwner", "DOM.resolveNode"
   ],
   "extensionPingIntervalMs": 20000,
   "providers": {

@@ -17,7 +17,7 @@ import supervisor
 from .conftest import REPO
 
 EXTENSION = REPO / "extension"
-RECORDED = ("0.3.4", "58e44dce84233d511a53e6953299a65eb0bbd8a06bc7e8cb89a8c45b5a9d5480")
+RECORDED = ("0.3.5", "25e053e80fccb8730abe71d9176b8bbc26f017f03db2df858fd105327150a664")
 
 
 def extension_hash() -> str:

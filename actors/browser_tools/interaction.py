@@ -4,13 +4,18 @@ A pointer action resolves its target in the page (selector or ref), scrolls it i
 enabled and not covered, and answers with its box-model centre in the top viewport (through same-origin iframes and
 open shadow roots); then the mouse events go out in one `cdp.batch`. Text goes in with `Input.insertText` (one input
 event, as an IME would) or, with `key_events`, one key event per character.
+
+An element in a cross-origin frame the policy allows (a ref its world numbered) is found there; its point is carried
+up through each frame's owner (scrolled into view, and the topmost element there) to the top viewport, and the input
+is dispatched on the tab as a user's would be, the browser routing it into the frame. Before it, a guard in every
+document on the way lets the point (or the keyboard focus) into the next frame only.
 """
 
 from __future__ import annotations
 
 import attrs
 
-from supervisor.errors import ElementNotFound, InvalidArgument
+from supervisor.errors import CdpError, ElementNotFound, InvalidArgument
 
 from ..protocol.browser_tools import (
     Action,
@@ -34,7 +39,8 @@ from ..protocol.browser_tools import (
 )
 from ..protocol.common import JSON, JSONObject
 from . import page as pg
-from .page import Page, guard, target_json
+from .page import Page, focus_guards, frame_point, point_guards, target_json
+from .tab import FrameDoc
 
 MODIFIERS = {"alt": ("Alt", "AltLeft", 18, 1), "control": ("Control", "ControlLeft", 17, 2),
              "ctrl": ("Control", "ControlLeft", 17, 2), "meta": ("Meta", "MetaLeft", 91, 4),
@@ -143,8 +149,23 @@ def mouse(kind: str, x: float, y: float, **extra: object) -> tuple[str, JSONObje
     return ("Input.dispatchMouseEvent", params)
 
 
-async def point(page: Page, target: Target, timeout_s: float, *, need_enabled: bool = True) -> JSONObject:
-    return await page.op_until("point", {"target": target.as_json(), "needEnabled": need_enabled}, timeout_s)
+@attrs.frozen
+class Point:
+    """Where a pointer action acts: in the top viewport, and in each document on the way to the element's."""
+
+    got: JSONObject  # the page script's reply (the element)
+    x: float
+    y: float
+    points: list[tuple[FrameDoc | None, float, float]]
+
+
+async def point(page: Page, target: Target, timeout_s: float, *, need_enabled: bool = True) -> Point:
+    args: JSONObject = {"target": target.as_json(), "needEnabled": need_enabled}
+    doc = page.route(args)
+    got = await page.op_until("point", args, timeout_s, doc=doc)
+    points = await frame_point(page, doc, pg.num(got, "x"), pg.num(got, "y"), timeout_s)
+    _, x, y = points[0]
+    return Point(got, x, y, points)
 
 
 def _report(page: Page, action: Action, got: JSONObject, *, x: float | None = None, y: float | None = None,
@@ -158,18 +179,19 @@ def _report(page: Page, action: Action, got: JSONObject, *, x: float | None = No
 NEW_TAB_MODIFIERS = 2 | 4 | 8
 
 
-async def pointer_guard(page: Page, x: float, y: float, *, new_tab: bool = False) -> tuple[str, JSONObject]:
-    """Right before pointer input: (x, y) is not inside a sealed frame and, for a new-tab click, what it opens is
-    allowed (page.js `pointGuard`, run by the extension in the same batch)."""
-    return await guard(page, "point", {"x": x, "y": y, "newTab": new_tab})
+async def pointer_guard(page: Page, at: Point, *, new_tab: bool = False) -> list[tuple[str, JSONObject]]:
+    """Right before pointer input: the point is not inside a sealed frame (nor, on the way to an element in an open
+    frame, anywhere but in that frame) and, for a new-tab click, what it opens is allowed (page.js `pointGuard`,
+    run by the extension in the same batch)."""
+    return await point_guards(page, at.points, new_tab)
 
 
 async def click(page: Page, msg: Click) -> ActionReport:
-    got = await point(page, msg.target, msg.timeout_s)
-    x, y = pg.num(got, "x"), pg.num(got, "y")
+    at = await point(page, msg.target, msg.timeout_s)
+    got, x, y = at.got, at.x, at.y
     mods = modifier_mask(msg.modifiers)
     new_tab = msg.button is MouseButton.MIDDLE or bool(mods & NEW_TAB_MODIFIERS)
-    cmds = [FRONT, await pointer_guard(page, x, y, new_tab=new_tab), mouse("mouseMoved", x, y, modifiers=mods)]
+    cmds = [FRONT, *await pointer_guard(page, at, new_tab=new_tab), mouse("mouseMoved", x, y, modifiers=mods)]
     for n in range(1, msg.click_count + 1):
         cmds.append(mouse("mousePressed", x, y, button=msg.button.value, clickCount=n, modifiers=mods))
         cmds.append(mouse("mouseReleased", x, y, button=msg.button.value, clickCount=n, modifiers=mods))
@@ -178,10 +200,9 @@ async def click(page: Page, msg: Click) -> ActionReport:
 
 
 async def hover(page: Page, msg: Hover) -> ActionReport:
-    got = await point(page, msg.target, msg.timeout_s, need_enabled=False)
-    x, y = pg.num(got, "x"), pg.num(got, "y")
-    await page.cdp.batch([FRONT, await pointer_guard(page, x, y), mouse("mouseMoved", x, y)], timeout_s=10)
-    return _report(page, Action.HOVER, got, x=x, y=y)
+    at = await point(page, msg.target, msg.timeout_s, need_enabled=False)
+    await page.cdp.batch([FRONT, *await pointer_guard(page, at), mouse("mouseMoved", at.x, at.y)], timeout_s=10)
+    return _report(page, Action.HOVER, at.got, x=at.x, y=at.y)
 
 
 # The extension runs at most this many commands in one cdp.batch (extension/executor.js MAX_BATCH).
@@ -189,7 +210,9 @@ BATCH_MAX = 64
 
 
 async def type_text(page: Page, msg: TypeText) -> ActionReport:
-    got = await page.op_until("focus", {"target": msg.target.as_json(), "clear": msg.clear}, msg.timeout_s)
+    args: JSONObject = {"target": msg.target.as_json(), "clear": msg.clear}
+    doc = page.route(args)
+    got = await page.op_until("focus", args, msg.timeout_s, doc=doc)
     # Key input in groups (one character's events stay together), each group sent after FRONT and the focus guard.
     groups: list[list[tuple[str, JSONObject]]] = []
     if msg.key_events:
@@ -202,15 +225,16 @@ async def type_text(page: Page, msg: TypeText) -> ActionReport:
         groups.append(key_events("Enter"))
     else:
         # Read the field back in the same round trip (not after a submit: that may start a navigation).
-        groups.append([("Runtime.evaluate", {"expression": "globalThis.__aibTools.run('activeValue', {})",
-                                             "contextId": await page.world(), "returnByValue": True})])
-    # The focus is checked again before every key: a page's key handler could move it into a sealed frame.
-    focus = await guard(page, "focus")
+        groups.append([("Runtime.evaluate", pg.at({"expression": "globalThis.__aibTools.run('activeValue', {})",
+                                                   "contextId": await page.world(doc), "returnByValue": True}, doc))])
+    # The focus is checked again before every key: a page's key handler could move it into a sealed frame (or out
+    # of the frame the field is in).
+    focus = await focus_guards(page, doc)
     batches: list[list[tuple[str, JSONObject]]] = []
     for group in groups:
-        if not batches or len(batches[-1]) + 1 + len(group) > BATCH_MAX:
+        if not batches or len(batches[-1]) + len(focus) + len(group) > BATCH_MAX:
             batches.append([FRONT])
-        batches[-1] += [focus, *group]
+        batches[-1] += [*focus, *group]
     results: list[JSONObject] = []
     for cmds in batches:
         results = await page.cdp.batch(cmds, timeout_s=30)
@@ -226,11 +250,25 @@ async def type_text(page: Page, msg: TypeText) -> ActionReport:
 async def press(page: Page, msg: Press) -> ActionReport:
     events = key_events(msg.key)  # validates the key before touching the page
     got: JSONObject = {}
+    doc: FrameDoc | None = None
     if msg.target is not None:
-        got = await page.op_until("focusAny", {"target": msg.target.as_json()}, msg.timeout_s)
-    # Keys go where the focus is: never into a sealed frame (one a click or a Tab moved the focus into).
-    await page.cdp.batch([FRONT, await guard(page, "focus"), *events], timeout_s=10)
-    return _report(page, Action.PRESS, got, key=msg.key)
+        args: JSONObject = {"target": msg.target.as_json()}
+        doc = page.route(args)
+        got = await page.op_until("focusAny", args, msg.timeout_s, doc=doc)
+    # Keys go where the focus is: never into a sealed frame (one a click or a Tab moved the focus into). Without an
+    # element, the focus may be in an open frame (a click put it there): each one is tried, outermost first.
+    chains: list[FrameDoc | None] = [doc] if msg.target is not None else [None, *page.tab.frames.values()]
+    first: CdpError | None = None
+    for d in chains:
+        try:
+            await page.cdp.batch([FRONT, *await focus_guards(page, d), *events], timeout_s=10)
+            return _report(page, Action.PRESS, got, key=msg.key)
+        except CdpError as exc:  # a guard refused before any key was sent
+            if exc.ext_code != "policy_denied":
+                raise
+            first = first or exc
+    assert first is not None
+    raise first
 
 
 async def scroll(page: Page, msg: Scroll) -> ScrollReport:
@@ -249,6 +287,7 @@ async def select_option(page: Page, msg: SelectOption) -> ActionReport:
 
 
 async def drag(page: Page, msg: Drag) -> ActionReport:
+    # Both ends in one document (page.route refuses refs of two frames).
     html5 = await page.op_until("html5Drag", {"source": msg.source.as_json(), "dest": msg.dest.as_json()},
                                 msg.timeout_s)
     if pg.flag(html5, "html5"):
@@ -256,17 +295,17 @@ async def drag(page: Page, msg: Drag) -> ActionReport:
                             to_element=pg.opt_brief(html5.get("toElement")))
     src = await point(page, msg.source, msg.timeout_s, need_enabled=False)
     dst = await point(page, msg.dest, msg.timeout_s, need_enabled=False)
-    x0, y0, x1, y1 = pg.num(src, "x"), pg.num(src, "y"), pg.num(dst, "x"), pg.num(dst, "y")
+    x0, y0, x1, y1 = src.x, src.y, dst.x, dst.y
     steps = 8  # intermediate moves: drag libraries look for movement past a threshold
-    cmds = [FRONT, await pointer_guard(page, x0, y0), await pointer_guard(page, x1, y1), mouse("mouseMoved", x0, y0),
+    cmds = [FRONT, *await pointer_guard(page, src), *await pointer_guard(page, dst), mouse("mouseMoved", x0, y0),
             mouse("mousePressed", x0, y0, button="left", clickCount=1)]
     for i in range(1, steps + 1):
         cmds.append(mouse("mouseMoved", x0 + (x1 - x0) * i / steps, y0 + (y1 - y0) * i / steps, button="left",
                           buttons=1))
     cmds.append(mouse("mouseReleased", x1, y1, button="left", clickCount=1))
     await page.cdp.batch(cmds, timeout_s=10)
-    return ActionReport(page.tab.tab_id, Action.DRAG, page.tab.url, element=pg.opt_brief(src.get("element")),
-                        to_element=pg.opt_brief(dst.get("element")), x=x1, y=y1)
+    return ActionReport(page.tab.tab_id, Action.DRAG, page.tab.url, element=pg.opt_brief(src.got.get("element")),
+                        to_element=pg.opt_brief(dst.got.get("element")), x=x1, y=y1)
 
 
 async def fill_form(page: Page, msg: FillForm) -> FillReport:
@@ -290,17 +329,18 @@ async def fill_form(page: Page, msg: FillForm) -> FillReport:
 async def upload_file(page: Page, msg: UploadFile) -> UploadReport:
     """Fill a file input with project files (DOM.setFileInputFiles on the element our page script picked; Chrome
     fires input and change)."""
-    got = await page.op_until("pickFile", {"target": msg.target.as_json()}, msg.timeout_s)
+    args: JSONObject = {"target": msg.target.as_json()}
+    doc = page.route(args)
+    got = await page.op_until("pickFile", args, msg.timeout_s, doc=doc)
     if len(msg.paths) > 1 and not pg.flag(got, "multiple"):
         raise InvalidArgument(f"the file input takes one file; {len(msg.paths)} were given",
                               hint="Pass one path, or find an input with the multiple attribute.")
-    picked = await page.cdp.send("Runtime.evaluate", {"expression": "globalThis.__aibTools.takePicked()",
-                                                      "contextId": await page.world(), "returnByValue": False},
-                                 timeout_s=10)
+    picked = await page.send("Runtime.evaluate", {"expression": "globalThis.__aibTools.takePicked()",
+                                                  "contextId": await page.world(doc), "returnByValue": False}, doc)
     object_id = pg.obj(picked.get("result"), "result").get("objectId")
     if not isinstance(object_id, str):
         raise ElementNotFound("the file input went away before its files were set", hint=pg.REF_HINT)
-    await page.cdp.send("DOM.setFileInputFiles", {"files": list(msg.paths), "objectId": object_id}, timeout_s=30)
+    await page.send("DOM.setFileInputFiles", {"files": list(msg.paths), "objectId": object_id}, doc, timeout_s=30)
     page.policy.check_url(page.tab.url, f"tab {page.tab.tab_id}")
     return UploadReport(page.tab.tab_id, page.tab.url, pg.opt_brief(got.get("element")),
                         tuple(UploadedFile(n, size) for n, size in zip(msg.names, msg.sizes, strict=True)))

@@ -17,6 +17,10 @@
   let picked = null; // pickFile's element, until takePicked
   const refs = new Map(); // 'e12' -> {el: WeakRef, role, name, tag}
   const refOf = new WeakMap(); // element -> 'e12'
+  // Cross-origin frames whose own origin the policy allows, as the server found them through the debugger (it reads
+  // them in a world of their own): frame owner -> the server's key for the frame, and back.
+  const opened = new WeakMap();
+  const openedKeys = new Map(); // key -> WeakRef(owner)
 
   class OpError extends Error {
     constructor(code, message, retry = false) {
@@ -107,6 +111,26 @@
       if (!doc && el.tagName === 'OBJECT' && !el.contentWindow) return false;
     }
     return !frameDoc(el);
+  }
+
+  /** The server's key of a frame we cannot read here but the server reads through its own session, or undefined. */
+  function openKey(el) {
+    if (!el || !isFrame(el)) return undefined;
+    const key = opened.get(el);
+    return key !== undefined && !frameDoc(el) ? key : undefined;
+  }
+
+  /** The open frames under `root` (keys, in document order), and how many sealed ones nobody has opened. */
+  function frameCensus(root) {
+    const open = [];
+    let sealedCount = 0;
+    for (const el of allElements(root)) {
+      if (!isFrame(el) || !sealed(el)) continue;
+      const key = openKey(el);
+      if (key !== undefined) open.push(key);
+      else sealedCount++;
+    }
+    return { open, sealed: sealedCount };
   }
 
   /** Child nodes as rendered: a shadow host's shadow tree (with slots filled), a same-origin frame's body. */
@@ -485,9 +509,14 @@
     return url === 'about:blank' || httpAllowed(url) === true;
   }
 
-  /** true, or why input at (x, y) is refused. */
-  function pointGuard(x, y, newTab) {
+  /** true, or why input at (x, y) is refused. `frame`: the key of the open frame the input is meant to enter here
+   * (the guard of that frame's own world checks where it lands inside). */
+  function pointGuard(x, y, newTab, frame) {
     const hit = deepHit(x, y);
+    if (hit && frame !== undefined && frame !== null) {
+      return openKey(hit) === frame ? true
+        : `(${Math.round(x)}, ${Math.round(y)}) is on ${describe(hit)}, not on the frame the element is in: input refused`;
+    }
     if (hit && sealed(hit)) return `(${Math.round(x)}, ${Math.round(y)}) is inside ${describe(hit)}, ${SEALED}: input there is refused`;
     if (newTab) {
       const url = hit && opensAt(hit);
@@ -503,8 +532,11 @@
 
   /** true; 'unseen' when the focus may be inside a closed shadow root (the extension then looks there for
    * frames); or why key input now is refused (the keyboard focus is inside a sealed frame). */
-  function focusGuard() {
+  function focusGuard(frame) {
     const a = deepActive();
+    if (frame !== undefined && frame !== null) {
+      return openKey(a) === frame ? true : `the keyboard focus left the frame (it is on ${describe(a)}): key input refused`;
+    }
     if (a && sealed(a)) return `the keyboard focus is inside ${describe(a)}, ${SEALED}: key input is refused`;
     // An element that is the active element without being where typing goes may be a closed shadow root's host.
     if (a && !a.shadowRoot && !SEES_FOCUS.has(a.tagName) && !a.isContentEditable) return 'unseen';
@@ -783,7 +815,8 @@
       if (!role && !opts.filter && isBlock(el) && items.length) return [' ', ...items, ' '];
       return items;
     }
-    return [{ el, role, kids: items, crossOrigin: sealed(el) }];
+    const frameKey = openKey(el);
+    return [{ el, role, kids: items, crossOrigin: sealed(el) && frameKey === undefined, frameKey }];
   }
 
   function render(items, opts, depth, out) {
@@ -816,6 +849,11 @@
         children = children.filter((c) => typeof c !== 'string');
       }
       if (!emit(out, opts, depth, line)) return;
+      // An open frame's content is the server's to fill in (read in the frame's own world): a marker line.
+      if (item.frameKey !== undefined) {
+        out.frames.push(item.frameKey);
+        emit(out, opts, depth + 1, `\u0000F${item.frameKey}`);
+      }
       render(children, opts, depth + 1, out);
     }
   }
@@ -840,12 +878,12 @@
     else if (args.interactiveOnly) filter = (role) => INTERACTIVE.has(role);
     const opts = { filter, maxDepth: args.maxDepth ?? null, maxChars: args.maxChars };
     const root = args.root ? resolve(args.root, { retryMissing: false }).el : document.body ?? document.documentElement;
-    const out = { lines: [], chars: 0, nodes: 0, refs: 0, truncated: false };
+    const out = { lines: [], chars: 0, nodes: 0, refs: 0, truncated: false, frames: [] };
     render(build(root, opts, 0), opts, 0, out);
     const full = out.lines.join('\n');
     const text = wholeChars(fitBytes(full));
     return { text, nodes: out.nodes, refs: out.refs, chars: text.length < full.length ? text.length : out.chars,
-      truncated: out.truncated || text.length < full.length };
+      truncated: out.truncated || text.length < full.length, frames: out.frames };
   }
 
   // ---- reading -----------------------------------------------------------------------------------------------------
@@ -880,16 +918,17 @@
   function visibleText(el) {
     let special = false;
     for (const e of allElements(el)) {
-      if (e.shadowRoot || frameDoc(e)) {
+      if (e.shadowRoot || frameDoc(e) || openKey(e) !== undefined) {
         special = true;
         break;
       }
     }
-    if (!special) return el.innerText ?? el.textContent ?? '';
+    // NUL never comes from the page here: it marks where an open frame's text goes.
+    if (!special) return (el.innerText ?? el.textContent ?? '').replace(/\u0000/g, '');
     let out = '';
     const walk = (node) => {
       if (node.nodeType === 3) {
-        out += node.data.replace(/\s+/g, ' ');
+        out += node.data.replace(/\s+/g, ' ').replace(/\u0000/g, '');
         return;
       }
       if (node.nodeType !== 1 || SKIP_TAGS.has(node.tagName)) return;
@@ -898,16 +937,22 @@
         if (doc.body && isVisible(node)) out += `\n\n[frame${node.title ? ` "${node.title}"` : ''}]\n${visibleText(doc.body)}\n`;
         return;
       }
+      const key = openKey(node);
+      if (key !== undefined) {
+        // The server puts the frame's own text in place of the marker.
+        if (isVisible(node)) out += `\n\n[frame${node.title ? ` "${node.title}"` : ''}]\n\u0000F${key}\u0000\n`;
+        return;
+      }
       const cs = getComputedStyle(node);
       if (cs.display === 'none' || cs.visibility === 'hidden') return;
       const block = !cs.display.startsWith('inline') && cs.display !== 'contents';
       if (block) out += '\n';
-      if (!node.shadowRoot && node.tagName !== 'SLOT' && !hasSpecial(node)) out += node.innerText ?? '';
+      if (!node.shadowRoot && node.tagName !== 'SLOT' && !hasSpecial(node)) out += (node.innerText ?? '').replace(/\u0000/g, '');
       else for (const k of kids(node)) walk(k);
       if (block) out += '\n';
     };
     const hasSpecial = (node) => {
-      for (const e of allElements(node)) if (e.shadowRoot || frameDoc(e)) return true;
+      for (const e of allElements(node)) if (e.shadowRoot || frameDoc(e) || openKey(e) !== undefined) return true;
       return false;
     };
     walk(el);
@@ -1045,7 +1090,7 @@
       if (!href || href.startsWith('javascript:')) continue;
       let internal = false;
       try {
-        internal = new URL(href).origin === location.origin;
+        internal = new URL(href).origin === (args.origin || location.origin);
       } catch {
         continue;
       }
@@ -1243,6 +1288,36 @@
     return { html5: true, element: brief(src), toElement: brief(dst) };
   }
 
+  /** Where an open frame's viewport starts in this document's viewport (CSS px), its owner scrolled so that
+   * (x, y) of the frame's viewport is in view; and that the owner is the topmost element there. */
+  function frameBox(a) {
+    const el = openedKeys.get(a.key)?.deref();
+    if (!el || !el.isConnected || openKey(el) !== a.key) {
+      fail('element_not_found', 'the frame the element is in is no longer in the page; take a new snapshot');
+    }
+    const origin = () => {
+      const b = viewportBox(el);
+      const cs = getComputedStyle(el);
+      return { x: b.x + el.clientLeft + parseFloat(cs.paddingLeft), y: b.y + el.clientTop + parseFloat(cs.paddingTop) };
+    };
+    let o = origin();
+    if (o.x + a.x < 0 || o.y + a.y < 0 || o.x + a.x > innerWidth || o.y + a.y > innerHeight) {
+      el.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' });
+      o = origin();
+      const dx = o.x + a.x - innerWidth / 2;
+      const dy = o.y + a.y - innerHeight / 2;
+      if (o.x + a.x < 0 || o.y + a.y < 0 || o.x + a.x > innerWidth || o.y + a.y > innerHeight) {
+        scrollBy({ left: dx, top: dy, behavior: 'instant' });
+        o = origin();
+      }
+    }
+    const x = o.x + a.x;
+    const y = o.y + a.y;
+    const hit = deepHit(x, y);
+    if (hit !== el) fail('element_not_interactable', `${describe(el)} is covered by ${describe(hit)} at (${Math.round(x)}, ${Math.round(y)})`, true);
+    return { x: o.x, y: o.y };
+  }
+
   const OPS = {
     hello: () => ({ status: performance.getEntriesByType?.('navigation')?.[0]?.responseStatus || null }),
     snapshot,
@@ -1281,6 +1356,7 @@
     fill: (a) => ({ fields: fillForm(a.fields) }),
     scroll: scrollOp,
     rect: (a) => elementRect(a.target),
+    frameBox,
     html5Drag: (a) => html5Drag(a.source, a.dest),
     text: (a) => clip(visibleText(a.target ? resolve(a.target, { retryMissing: false }).el : document.body ?? document.documentElement), a.max),
     html: (a) => clip(a.target ? html(resolve(a.target, { retryMissing: false }).el)
@@ -1291,18 +1367,31 @@
     check,
   };
 
+  // Ops that read the whole page: their reply says which open frames the server should read too, and how many
+  // frames are sealed (then the server looks for frames it could open).
+  const FRAME_OPS = new Set(['snapshot', 'text', 'links', 'query']);
+
   const api = {
     /** Guards run inside an extension batch right before its input or capture: true, or a refusal message (the
      * extension then stops the batch with policy_denied). Never throw. */
     guard(kind, a) {
       try {
-        if (kind === 'point') return pointGuard(a.x, a.y, a.newTab === true);
-        if (kind === 'focus') return focusGuard();
+        // In a frame's own world: its document must still be one the tools may read.
+        if (!docAllowed(document)) return `the frame is now ${location.href.slice(0, 200)}, ${SEALED}: refused`;
+        if (kind === 'point') return pointGuard(a.x, a.y, a.newTab === true, a.frame);
+        if (kind === 'focus') return focusGuard(a.frame);
         if (kind === 'mask') return maskHeld();
         return `unknown guard ${kind}`;
       } catch (e) {
         return `guard ${kind} failed: ${e?.message ?? e}`;
       }
+    },
+    /** The server found `el` (a frame owner) to be the frame it reads as `key`. */
+    openFrame(el, key) {
+      if (!isFrame(el) || !Number.isInteger(key)) return false;
+      opened.set(el, key);
+      openedKeys.set(key, new WeakRef(el));
+      return true;
     },
     takePicked() {
       const el = picked;
@@ -1313,9 +1402,12 @@
       ok: true, url: location.href, origin: String(self.origin), title: document.title, nextRef: next, refStart: start,
       status: performance.getEntriesByType?.('navigation')?.[0]?.responseStatus || null,
     }),
-    run(op, args) {
+    run(op, args, floor) {
+      // Refs count on from the tab's highest (the frames of the page number theirs from the same counter).
+      if (Number.isInteger(floor) && floor > next) next = floor;
       try {
         const result = OPS[op](args);
+        if (FRAME_OPS.has(op)) Object.assign(result, frameCensus(document.documentElement), { frames: result.frames ?? [] });
         return { ok: true, url: location.href, origin: String(self.origin), title: document.title, nextRef: next, ...result };
       } catch (e) {
         const known = e instanceof OpError;

@@ -3,6 +3,11 @@
 Everything read here is page data: untrusted input to the agent. Page-script reads come back with the document's URL
 and pass the domain policy before they are used (`Page._checked`); screenshots and eval are bracketed by the same
 check in the same extension round trip.
+
+Cross-origin frames the policy allows are read in their own worlds (page.py): the page script leaves a marker where
+such a frame's content goes (a snapshot line, a place in the text) or lists the frames (links, query), and the reads
+here fill them in, frame by frame, within the same size limits. A frame that cannot be read (it navigated to a denied
+site, or went away meanwhile) is shown sealed.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import json
 import logging
 import re
 import struct
+from urllib.parse import urlsplit
 
 import trio
 
@@ -37,6 +43,7 @@ from ..protocol.browser_tools import (
     PageMetadata,
     Query,
     QueryReport,
+    QueryWhat,
     Screenshot,
     ScreenshotReport,
     ShotMode,
@@ -60,13 +67,95 @@ log = logging.getLogger("ai_bridge.browser_tools")
 WAIT_POLL_S = 0.1
 
 
+SEALED_MARK = " [cross-origin or not allowed: not inspected]"
+FRAME_LINE = re.compile(r"( *)- \x00F(\d+)")
+FRAME_TEXT = re.compile(r"\x00F(\d+)\x00")
+MAX_FRAME_READS = 32  # frames read per call (a page full of widget frames)
+
+
+async def whole(page: Page, op: str, args: JSONObject, *, timeout_s: float) -> JSONObject:
+    """A whole-page op in the document its refs are in; done again when it met sealed frames of which some could be
+    opened."""
+    doc = page.route(args)
+    got = await page.op(op, args, timeout_s=timeout_s, doc=doc)
+    if await page.read_frames(got):
+        got = await page.op(op, args, timeout_s=timeout_s, doc=doc)
+    return got
+
+
+async def _in_frame(page: Page, key: int, op: str, args: JSONObject, budget: list[int]) -> JSONObject | None:
+    """`op` in the open frame `key`, or None when it cannot be read now (then it shows as sealed)."""
+    doc = page.tab.frames.get(key)
+    if doc is None or doc.gone or budget[0] <= 0:
+        return None
+    budget[0] -= 1
+    try:
+        return await page.op(op, args, timeout_s=30, doc=doc)
+    except BridgeError as exc:
+        log.info("tab %d: the frame %s was not read: %s", page.tab.tab_id, doc.url[:100], exc)
+        return None
+
+
 async def snapshot(page: Page, msg: Snapshot) -> SnapshotReport:
-    got = await page.op("snapshot", {"root": target_json(msg.root), "interactiveOnly": msg.interactive_only,
-                                     "roles": list(msg.roles), "maxDepth": msg.max_depth, "maxChars": msg.max_chars},
-                        timeout_s=30)
-    return SnapshotReport(page.tab.tab_id, page.tab.url, page.tab.title, pg.text(got, "text"),
-                          pg.integer(got, "nodes"), pg.integer(got, "refs"), pg.integer(got, "chars"),
-                          pg.flag(got, "truncated"))
+    args: JSONObject = {"root": target_json(msg.root), "interactiveOnly": msg.interactive_only,
+                        "roles": list(msg.roles), "maxDepth": msg.max_depth, "maxChars": msg.max_chars}
+    got = await whole(page, "snapshot", args, timeout_s=30)
+    text, nodes, refs = pg.text(got, "text"), pg.integer(got, "nodes"), pg.integer(got, "refs")
+    truncated = pg.flag(got, "truncated")
+    if "\x00F" in text:
+        text, nodes, refs, cut = await _snapshot_frames(page, text, args, nodes, refs, [MAX_FRAME_READS])
+        truncated |= cut
+    chars = pg.integer(got, "chars") if "\x00" not in pg.text(got, "text") else len(text)
+    return SnapshotReport(page.tab.tab_id, page.tab.url, page.tab.title, text, nodes, refs, chars, truncated)
+
+
+async def _snapshot_frames(page: Page, text: str, args: JSONObject, nodes: int, refs: int,
+                           budget: list[int]) -> tuple[str, int, int, bool]:
+    """The snapshot with each open frame's marker line replaced by that frame's snapshot, indented under its
+    iframe line, within max_chars."""
+    max_chars = pg.integer(args, "maxChars")
+    max_depth = args.get("maxDepth")
+    out: list[str] = []
+    size = 0
+    truncated = False
+    for line in text.split("\n"):
+        m = FRAME_LINE.fullmatch(line)
+        if m is None:
+            if size + len(line) + 1 > max_chars:
+                truncated = True
+                break
+            out.append(line)
+            size += len(line) + 1
+            continue
+        nodes -= 1  # the marker is no node
+        indent = len(m.group(1)) // 2
+        depth = max_depth - indent if isinstance(max_depth, int) else None
+        sub = None
+        if depth is None or depth > 0:
+            sub = await _in_frame(page, int(m.group(2)), "snapshot",
+                                  {**args, "root": None, "maxDepth": depth, "maxChars": max(1, max_chars - size)},
+                                  budget)
+        if sub is None:
+            if out and SEALED_MARK not in out[-1]:
+                head, sep, ref = out[-1].rpartition(" [ref=")
+                out[-1] = f"{head}{SEALED_MARK}{sep}{ref}" if sep else out[-1] + SEALED_MARK
+            continue
+        inner, n, r = pg.text(sub, "text"), pg.integer(sub, "nodes"), pg.integer(sub, "refs")
+        truncated |= pg.flag(sub, "truncated")
+        if "\x00F" in inner:
+            inner, n, r, cut = await _snapshot_frames(page, inner, {**args, "maxDepth": depth}, n, r, budget)
+            truncated |= cut
+        for sub_line in inner.split("\n") if inner else []:
+            indented = "  " * indent + sub_line
+            if size + len(indented) + 1 > max_chars:
+                truncated = True
+                break
+            out.append(indented)
+            size += len(indented) + 1
+        nodes, refs = nodes + n, refs + r
+        if truncated:
+            break
+    return "\n".join(out), nodes, refs, truncated
 
 
 def image_size(data_b64: str, fmt: ImageFormat) -> tuple[int, int]:
@@ -119,6 +208,10 @@ async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
         capture = ("Page.captureScreenshot", {**fmt, "clip": clip, "captureBeyondViewport": True})
     else:
         assert msg.target is not None
+        if page.route({"target": msg.target.as_json()}) is not None:
+            raise InvalidArgument("the element is inside a cross-origin frame, which screenshots mask",
+                                  hint="Take a screenshot of the iframe element's own page (navigate to its URL), "
+                                  "or read the frame with snapshot or get_text.")
         got = await page.op_until("rect", {"target": msg.target.as_json()}, msg.timeout_s)
         element = pg.opt_brief(got.get("element"))
         clip, truncated = _capped({"x": pg.num(got, "x"), "y": pg.num(got, "y"), "width": pg.num(got, "width"),
@@ -192,18 +285,66 @@ def _smaller(capture: tuple[str, JSONObject], size: int,
 
 async def get_text(page: Page, msg: GetText) -> TextReport:
     op = {TextKind.TEXT: "text", TextKind.HTML: "html", TextKind.MARKDOWN: "markdown"}[msg.kind]
-    got = await page.op(op, {"target": target_json(msg.target), "max": msg.max_chars}, timeout_s=max(msg.timeout_s, 10))
-    return TextReport(page.tab.tab_id, page.tab.url, page.tab.title, msg.kind, pg.text(got, "text"),
-                      pg.integer(got, "chars"), pg.flag(got, "truncated"))
+    args: JSONObject = {"target": target_json(msg.target), "max": msg.max_chars}
+    timeout_s = max(msg.timeout_s, 10)
+    if op != "text":
+        got = await page.op(op, args, timeout_s=timeout_s)
+        return TextReport(page.tab.tab_id, page.tab.url, page.tab.title, msg.kind, pg.text(got, "text"),
+                          pg.integer(got, "chars"), pg.flag(got, "truncated"))
+    got = await whole(page, "text", args, timeout_s=timeout_s)
+    text, chars, truncated = pg.text(got, "text"), pg.integer(got, "chars"), pg.flag(got, "truncated")
+    if "\x00" in text:
+        full = await _text_frames(page, text, msg.max_chars, [MAX_FRAME_READS])
+        chars += len(full) - len(text)
+        text = full[:msg.max_chars]
+        truncated |= len(full) > msg.max_chars
+    return TextReport(page.tab.tab_id, page.tab.url, page.tab.title, msg.kind, text, chars, truncated)
+
+
+async def _text_frames(page: Page, text: str, max_chars: int, budget: list[int]) -> str:
+    """The text with each open frame's marker replaced by that frame's own text (a cut one left out)."""
+    if text.count("\x00") % 2:
+        text = text[:text.rfind("\x00")]  # a marker the length limit cut
+    parts: list[str] = []
+    last = 0
+    for m in FRAME_TEXT.finditer(text):
+        parts.append(text[last:m.start()])
+        last = m.end()
+        sub = await _in_frame(page, int(m.group(1)), "text", {"target": None, "max": max_chars}, budget)
+        inner = pg.text(sub, "text") if sub is not None else "[cross-origin or not allowed: not inspected]"
+        parts.append(await _text_frames(page, inner, max_chars, budget) if "\x00" in inner else inner)
+    parts.append(text[last:])
+    return "".join(parts)
 
 
 async def extract_links(page: Page, msg: ExtractLinks) -> LinksReport:
-    got = await page.op("links", {"target": target_json(msg.target), "contains": msg.contains,
-                                  "internalOnly": msg.internal_only, "limit": msg.limit},
-                        timeout_s=max(msg.timeout_s, 10))
+    args: JSONObject = {"target": target_json(msg.target), "contains": msg.contains,
+                        "internalOnly": msg.internal_only, "limit": msg.limit}
+    got = await whole(page, "links", args, timeout_s=max(msg.timeout_s, 10))
+    found, total = pg.items(got, "links"), pg.integer(got, "total")
+    if msg.target is None:
+        # The open frames' links too; `internal` still means the tab's own origin.
+        origin = urlsplit(page.tab.url)
+        sub_args = {**args, "origin": f"{origin.scheme}://{origin.netloc}"}
+        for sub in await _frames_op(page, got, "links", sub_args):
+            found = [*found, *pg.items(sub, "links")][:msg.limit]
+            total += pg.integer(sub, "total")
     links = tuple(Link(pg.text(o, "text"), pg.text(o, "href"), pg.flag(o, "internal"), pg.text(o, "rel"))
-                  for o in (pg.obj(v, "link") for v in pg.items(got, "links")))
-    return LinksReport(page.tab.tab_id, page.tab.url, links, pg.integer(got, "total"), pg.flag(got, "truncated"))
+                  for o in (pg.obj(v, "link") for v in found))
+    return LinksReport(page.tab.tab_id, page.tab.url, links, total, total > len(links))
+
+
+async def _frames_op(page: Page, got: JSONObject, op: str, args: JSONObject) -> list[JSONObject]:
+    """`op` in every open frame the reply listed, and in the open frames those list (depth first)."""
+    out: list[JSONObject] = []
+    budget = [MAX_FRAME_READS]
+    todo = [k for k in pg.items(got, "open") if isinstance(k, int)]
+    while todo:
+        sub = await _in_frame(page, todo.pop(0), op, args, budget)
+        if sub is not None:
+            out.append(sub)
+            todo = [*(k for k in pg.items(sub, "open") if isinstance(k, int)), *todo]
+    return out
 
 
 def _visibility(value: JSON) -> Visibility | None:
@@ -237,9 +378,15 @@ def _fields(values: list[JSON]) -> tuple[FormField, ...]:
 async def query(page: Page, msg: Query) -> QueryReport:
     args: JSONObject = {"what": msg.what.value, "target": target_json(msg.target), "text": msg.text,
                         "exact": msg.exact, "properties": list(msg.properties), "limit": msg.limit}
-    got = await page.op("query", args, timeout_s=max(msg.timeout_s, 10))
+    got = await whole(page, "query", args, timeout_s=max(msg.timeout_s, 10))
+    found, count = pg.items(got, "elements"), pg.integer(got, "count")
+    if msg.what is not QueryWhat.METADATA and (msg.target is None or msg.target.ref is None):
+        # What the selector (or the text) matches in the open frames too.
+        for sub in await _frames_op(page, got, "query", args):
+            found = [*found, *pg.items(sub, "elements")][:msg.limit]
+            count += pg.integer(sub, "count")
     elements = []
-    for raw in pg.items(got, "elements"):
+    for raw in found:
         e = pg.obj(raw, "element")
         elements.append(ElementInfo(pg.brief(e.get("element")), pg.text(e, "text"), pg.pairs(e, "attributes"),
                                     pg.pairs(e, "styles"), _visibility(e.get("visibility")), _state(e.get("state")),
@@ -249,7 +396,7 @@ async def query(page: Page, msg: Query) -> QueryReport:
     if isinstance(meta, dict):
         metadata = PageMetadata(pg.text(meta, "title"), pg.text(meta, "lang"), pg.text(meta, "charset"),
                                 pg.text(meta, "description"), pg.text(meta, "canonical"), pg.pairs(meta, "meta"))
-    return QueryReport(page.tab.tab_id, page.tab.url, msg.what, pg.integer(got, "count"), tuple(elements), metadata)
+    return QueryReport(page.tab.tab_id, page.tab.url, msg.what, count, tuple(elements), metadata)
 
 
 def _condition(msg: WaitFor) -> str:

@@ -211,6 +211,31 @@ class NetworkBuffer:
 
 
 @attrs.define(eq=False)
+class FrameDoc:
+    """A cross-origin frame the tools read in a world of its own (docs/tools.md, "Cross-origin frames"): one whose own
+    URL the policy allows, reached through the extension — a cross-site frame through its own debugger session, a
+    same-site one through the session of the document it is in."""
+
+    key: int  # the page script's name for it (in the document that holds its owner)
+    session: str | None  # the debugger session its commands go to; None: the tab's own
+    frame_id: str
+    url: str
+    parent: FrameDoc | None  # the frame its owner is in; None: the tab's document
+    oopif: bool  # a cross-site frame with a session of its own (the extension hit-tests input into it)
+    world: int | None = None
+    gone: bool = False  # no longer in the page (its refs are refused with a clear error)
+
+    def chain(self) -> list[FrameDoc]:
+        """This frame and the frames it is in, outermost first."""
+        out: list[FrameDoc] = []
+        f: FrameDoc | None = self
+        while f is not None:
+            out.append(f)
+            f = f.parent
+        return out[::-1]
+
+
+@attrs.define(eq=False)
 class ToolTab:
     """A tab the tools hold (opened or adopted)."""
 
@@ -228,6 +253,11 @@ class ToolTab:
     emulation: Emulation = attrs.field(factory=Emulation)  # set by emulate on this attachment (dropped with it)
     world: int | None = None  # execution context id of our isolated world in the current document
     frame_id: str | None = None
+    # Cross-origin frames of the current document the tools read (by key), and which refs each numbered: (first,
+    # past the last, frame). Both are the document's: a new one (or a new attachment) drops them.
+    frames: dict[int, FrameDoc] = attrs.field(factory=dict)
+    frame_refs: list[tuple[int, int, FrameDoc]] = attrs.field(factory=list)
+    frame_seq: int = 0  # frame keys are never reused on a tab (a world that outlives a detach keeps its marks)
     lock: trio.Lock = attrs.field(factory=trio.Lock)
     events: trio.MemorySendChannel[TabEvent] | None = None
     subscribed: tuple[str, ...] = ()
@@ -250,11 +280,19 @@ class ToolTab:
         self.console_on = self.network_on = False
         self.emulation = Emulation()
         self.world = None
+        self.drop_frames()
         self.lock = trio.Lock()
         self.events = None
         self.subscribed = ()
         self.scopes = set()
         self.changed = trio.Event()
+
+    def drop_frames(self) -> None:
+        """The frames' sessions or worlds are no longer ours (a new document, a detach): found again when needed; their
+        refs are said to be gone."""
+        for f in self.frames.values():
+            f.gone = True
+        self.frames = {}
 
     def notify(self) -> None:
         self.changed.set()
@@ -294,11 +332,13 @@ class ToolTab:
                 self.detached = f"the debugger was detached ({reason if isinstance(reason, str) else 'unknown'})"
                 self.attached = False
                 self.world = None
+                self.drop_frames()
                 self.notify()
             case TabEventKind.DISCONNECTED:
                 self.detached = "the browser extension disconnected"
                 self.attached = False
                 self.world = None
+                self.drop_frames()
                 self.notify()
 
     def _cdp(self, method: str, p: JSONObject, received: float) -> None:
@@ -314,6 +354,8 @@ class ToolTab:
             self.nav_seq += 1
             self.dcl = self.load = False
             self.world = None  # a new document: a new world on the next call
+            self.drop_frames()
+            self.frame_refs = []  # its frames' refs are an earlier page's now (the main world says so)
             self.notify()
         elif method == "Page.navigatedWithinDocument":
             if _s(p, "frameId") in ("", self.frame_id):

@@ -26,7 +26,7 @@ from hypercorn.trio import serve
 
 HERE = Path(__file__).resolve().parent
 PAGES = HERE / "pages"
-HOSTS = ("allowed.test", "sub.allowed.test", "denied.test", "other.test")
+HOSTS = ("allowed.test", "sub.allowed.test", "denied.test", "other.test", "widget.test", "nested.test")
 
 REDIRECTS = {
     "/redirect-denied": "https://denied.test/secret",
