@@ -11,9 +11,10 @@ a table and a search form) reached over TLS at https://allowed.test. One run of 
 click by ref (a button found in that snapshot), type by ref (into the search box), viewport screenshot, full-page
 screenshot, get the page's text (Playwright MCP has no such tool: `browser_evaluate` of document.body.innerText).
 Then, on a second page (/bench-extra, reached untimed), the calls issue 24 added: upload a project file into a file
-input (Playwright MCP: click the input, then `browser_file_upload`), click a button inside an iframe (a same-origin
-one: ai-bridge does not reach into cross-origin frames), emulate a viewport size (Playwright MCP: `browser_resize`;
-the size alternates so no call is a no-op) and read the network log (`browser_network_requests`).
+input (Playwright MCP: click the input, then `browser_file_upload`), click a button inside a same-origin iframe,
+click one inside a cross-site iframe (https://widget.test, an out-of-process frame; ai-bridge allows that site too),
+emulate a viewport size (Playwright MCP: `browser_resize`; the size alternates so no call is a no-op) and read the
+network log (`browser_network_requests`).
 Runs alternate between the two servers (ABAB..., the first of each pair swapped every run) so both see the same
 machine load; the first two runs of each are warm-up and not counted. Wall time per call is measured at the client.
 RSS is the server process plus its browser processes (every descendant), after the runs.
@@ -46,7 +47,7 @@ CHROMIUM = os.environ.get("AI_BRIDGE_CHROMIUM", "/usr/lib/chromium/chromium")
 URL = "https://allowed.test/bench"
 CALLS = ("navigate", "snapshot", "click", "type", "screenshot", "screenshot_full", "get_text")
 EXTRA_URL = "https://allowed.test/bench-extra"
-EXTRA_CALLS = ("upload", "frame_click", "emulate", "network_log")
+EXTRA_CALLS = ("upload", "frame_click", "xframe_click", "emulate", "network_log")
 UPLOAD = "README.md"  # relative to the project folder (ai-bridge's working directory, the repository)
 WARMUP = 2
 
@@ -137,6 +138,7 @@ class AiBridge(Server):
         snap = (await self.call("snapshot", {})).structured_content["snapshot"]
         await timed(t, "upload", self.call("upload_file", {"ref": ref_in(snap, 'Attachment'), "paths": [UPLOAD]}))
         await timed(t, "frame_click", self.call("click", {"ref": ref_in(snap, 'button "Frame button"')}))
+        await timed(t, "xframe_click", self.call("click", {"ref": ref_in(snap, 'button "Pay now"')}))
         await timed(t, "emulate", self.call("emulate", {"width": 800 + run % 2 * 100, "height": 600}))
         log = await timed(t, "network_log", self.call("network_log", {}))
         assert any(e["url"].endswith("/api/data") for e in log.structured_content["entries"])
@@ -173,6 +175,8 @@ class PlaywrightMcp(Server):
         await timed(t, "upload", upload())
         await timed(t, "frame_click", self.call("browser_click", {"element": "Frame button",
                                                                   "target": ref_in(snap, 'button "Frame button"')}))
+        await timed(t, "xframe_click", self.call("browser_click", {"element": "Pay now button",
+                                                                   "target": ref_in(snap, 'button "Pay now"')}))
         await timed(t, "emulate", self.call("browser_resize", {"width": 800 + run % 2 * 100, "height": 600}))
         log = await timed(t, "network_log", self.call("browser_network_requests", {}))
         assert "/api/data" in log.content[0].text, log.content[0].text[:300]
@@ -213,7 +217,8 @@ async def run(runs: int, playwright: Path) -> None:
         env.update(AI_BRIDGE_STATE_DIR=str(tmp / "state"), XDG_CONFIG_HOME=str(tmp / "config"), PYTHONUNBUFFERED="1")
         ours = StdioServerParameters(command=sys.executable, cwd=str(REPO), env=env, args=[
             "-m", "supervisor.app.cli", "serve", "--browser", "launch", "--headless", "--isolated",
-            f"--browser-path={CHROMIUM}", "--enable-mutations", "--allow-domain", "allowed.test", "--log-level",
+            f"--browser-path={CHROMIUM}", "--enable-mutations", "--allow-domain", "allowed.test", "--allow-domain",
+            "widget.test", "--log-level",
             "warning", *[f"--browser-arg={a}" for a in browser_args]])
         config = tmp / "playwright.json"
         config.write_text(json.dumps({"browser": {"browserName": "chromium", "isolated": True, "launchOptions": {
