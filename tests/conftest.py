@@ -115,11 +115,40 @@ PROCESS_TESTS = (
 )
 
 
+DURATIONS_KEY = "ai_bridge/durations"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         name = item.nodeid.removeprefix("tests/")
         if name.startswith(PROCESS_TESTS):
             item.add_marker(pytest.mark.process)
+    # Longest first, so that parallel workers do not end with one long test running alone: by the last run's
+    # durations where this checkout has them (pytest's cache), else by kind (browser tests, then processes, then
+    # the rest). Every worker reads the same cache, so all collect the same order, as xdist requires.
+    known: dict[str, float] = config.cache.get(DURATIONS_KEY, {}) if config.cache is not None else {}
+
+    def kind(item: pytest.Item) -> int:
+        marks = {m.name for m in item.iter_markers()}
+        return 0 if "slow" in marks else 1 if "chromium" in marks else 2 if "process" in marks else 3
+
+    items.sort(key=lambda item: (-known.get(item.nodeid, 0.0), kind(item)))
+
+
+_durations: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + report.duration  # setup, call and teardown
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    if hasattr(config, "workerinput") or config.cache is None or not _durations:
+        return
+    known = config.cache.get(DURATIONS_KEY, {})
+    known.update(_durations)
+    config.cache.set(DURATIONS_KEY, known)
 
 
 @pytest.fixture
