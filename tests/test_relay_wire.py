@@ -174,3 +174,24 @@ def test_a_hello_names_its_browser_profile_only_by_a_well_formed_id() -> None:
 ])
 def test_an_extension_older_than_the_shipped_one_is_stale(version: str, stale: bool) -> None:
     assert wire.stale_extension(version, "0.3.0") is stale
+
+
+class _GoneSocket:
+    """A WebSocket (or handshake request) whose peer has just closed: asking for its address fails (ENOTCONN)."""
+
+    @property
+    def remote(self) -> object:
+        raise OSError(107, "Transport endpoint is not connected")
+
+    local = remote
+
+
+async def test_a_peer_gone_mid_status_or_mid_handshake_never_crashes_the_relay() -> None:
+    # Seen in a loaded full run: bridge_status raced the extension's close, getpeername failed, and the relay
+    # actor crashed (its restart relaunched the browser).
+    from actors.relay.actor import Relay, _peer_port
+    from supervisor.pairing import KEY_BYTES, PairingKey
+
+    assert _peer_port(_GoneSocket()) is None  # type: ignore[arg-type]
+    relay = Relay(extension_origin=SHARED.extension_origin, allow_faults=False, key=PairingKey(b"k" * KEY_BYTES))
+    await relay._handle(_GoneSocket())  # type: ignore[arg-type]  # returns: nothing to serve

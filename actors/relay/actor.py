@@ -137,7 +137,11 @@ class Relay:
             log.debug("relay connection broke: %s", exc)
 
     async def _handle(self, request: WebSocketRequest) -> None:
-        remote, local = request.remote, request.local
+        try:
+            remote, local = request.remote, request.local
+        except OSError as exc:  # the peer went away before we looked (ENOTCONN)
+            log.debug("relay connection gone before its handshake: %s", exc)
+            return
         if not isinstance(remote, str) and not isinstance(local, str) and not same_user(
                 (str(remote.address), remote.port), (str(local.address), local.port)):
             security.warning("relay: refused a WebSocket from another user's process (port %s)", remote.port)
@@ -393,7 +397,10 @@ class Relay:
 
 
 def _peer_port(ws: WebSocketConnection) -> int | None:
-    remote = ws.remote
+    try:
+        remote = ws.remote
+    except OSError:  # the peer has just gone (ENOTCONN): a status racing a link's close must not crash the relay
+        return None
     port = getattr(remote, "port", None)
     return port if isinstance(port, int) else None
 
