@@ -126,7 +126,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # Longest first, so that parallel workers do not end with one long test running alone: by the last run's
     # durations where this checkout has them (pytest's cache), else by kind (browser tests, then processes, then
     # the rest). Every worker reads the same cache, so all collect the same order, as xdist requires.
-    known: dict[str, float] = config.cache.get(DURATIONS_KEY, {}) if config.cache is not None else {}
+    cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
+    known: dict[str, float] = cache.get(DURATIONS_KEY, {}) if cache is not None else {}
 
     def kind(item: pytest.Item) -> int:
         marks = {m.name for m in item.iter_markers()}
@@ -143,12 +144,12 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    config = session.config
-    if hasattr(config, "workerinput") or config.cache is None or not _durations:
+    cache = getattr(session.config, "cache", None)
+    if hasattr(session.config, "workerinput") or cache is None or not _durations:
         return
-    known = config.cache.get(DURATIONS_KEY, {})
+    known = cache.get(DURATIONS_KEY, {})
     known.update(_durations)
-    config.cache.set(DURATIONS_KEY, known)
+    cache.set(DURATIONS_KEY, known)
 
 
 @pytest.fixture
