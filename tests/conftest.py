@@ -219,6 +219,24 @@ def fakesites_session():  # type: ignore[no-untyped-def]
         sites.close()
 
 
+@pytest.fixture(scope="session")
+def toolsite_session():  # type: ignore[no-untyped-def]
+    from .toolsite.fixture import start_toolsite
+
+    site = start_toolsite()
+    try:
+        yield site
+    finally:
+        site.close()
+
+
+@pytest.fixture
+def toolsite(toolsite_session):  # type: ignore[no-untyped-def]
+    """The browser tools' local test site (tests/toolsite), reset for each test."""
+    toolsite_session.reset()
+    return toolsite_session
+
+
 @pytest.fixture
 def sites(fakesites_session):  # type: ignore[no-untyped-def]
     """The fake ChatGPT and Gemini sites, reset for each test."""

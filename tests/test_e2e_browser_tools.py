@@ -16,7 +16,7 @@ import os
 import struct
 import subprocess
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -31,28 +31,13 @@ from .conftest import REPO, find_actor, serve_command
 from .e2e import Bridge, open_bridge, requires_chromium
 from .test_browser_tool_outputs import closed
 from .test_e2e_link import ask, eventually, linked_status, open_page, page_eval
-from .toolsite.fixture import Browsed, ToolSite, start_toolsite
+from .toolsite.fixture import Browsed, ToolSite
 from .user_chrome import pair_over_devtools
 
 pytestmark = [requires_chromium, pytest.mark.chromium]
 
 MUTATE = ("--enable-mutations",)
 ALLOWED = ("--allow-domain", "allowed.test")
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[ToolSite]:
-    s = start_toolsite()
-    try:
-        yield s
-    finally:
-        s.close()
-
-
-@pytest.fixture
-def toolsite(site: ToolSite) -> ToolSite:
-    site.reset()
-    return site
 
 
 @asynccontextmanager

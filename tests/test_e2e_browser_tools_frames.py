@@ -5,7 +5,6 @@ names (widget.test, nested.test: other sites, so Chromium runs them out of proce
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,26 +13,11 @@ import pytest
 from .e2e import requires_chromium
 from .test_e2e_browser_tools import MUTATE, bridge, fails, frame_target, in_frame, ok, snapshot_ref
 from .test_e2e_link import eventually, page_eval
-from .toolsite.fixture import ToolSite, start_toolsite
+from .toolsite.fixture import ToolSite
 
 pytestmark = [requires_chromium, pytest.mark.chromium]
 
 WIDGET = ("--allow-domain", "allowed.test", "--allow-domain", "widget.test")
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[ToolSite]:
-    s = start_toolsite()
-    try:
-        yield s
-    finally:
-        s.close()
-
-
-@pytest.fixture
-def toolsite(site: ToolSite) -> ToolSite:
-    site.reset()
-    return site
 
 
 async def loaded(dt: Any, url: str) -> str:

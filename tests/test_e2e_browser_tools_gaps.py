@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,24 +22,9 @@ from .test_e2e_link import (
     pids_of,
     wait_group_gone,
 )
-from .toolsite.fixture import ToolSite, start_toolsite
+from .toolsite.fixture import ToolSite
 
 pytestmark = [requires_chromium, pytest.mark.chromium]
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[ToolSite]:
-    s = start_toolsite()
-    try:
-        yield s
-    finally:
-        s.close()
-
-
-@pytest.fixture
-def toolsite(site: ToolSite) -> ToolSite:
-    site.reset()
-    return site
 
 
 async def test_networkidle_leaves_a_denied_page(toolsite: ToolSite, tmp_path: Path) -> None:
