@@ -294,10 +294,8 @@ class Page:
             try:
                 # Installing the script can meet a document going away too (a meta refresh, a script's redirect).
                 context = await self.world()
-                got = await self.cdp.send("Runtime.callFunctionOn", {
-                    "functionDeclaration": CALL, "executionContextId": context,
-                    "arguments": [{"value": name}, {"value": args or {}}, {"value": self.tab.next_ref}],
-                    "returnByValue": True}, timeout_s=timeout_s)
+                got = await self.cdp.send("Runtime.callFunctionOn", self._call(context, name, args),
+                                          timeout_s=timeout_s)
             except BridgeError as exc:
                 if not context_gone(exc):
                     raise
@@ -308,25 +306,26 @@ class Page:
                     self.tab.world = None
                 await trio.sleep(POLL_S)  # the next document may still be committing
                 continue
-            if "exceptionDetails" in got:
-                raise CdpError(f"the page script failed: {str(got['exceptionDetails'])[:300]}",
-                               ext_code="page_exception")
-            reply = _obj(_obj(got.get("result"), "result").get("value"), name)
-            if reply.get("missing") is True:
-                self.tab.world = None  # a world without our script (a reused name): install again
+            reply = _script_reply(got, name, "")
+            if reply is None:
+                self.tab.world = None
                 continue
             return self._checked(reply)
         raise CdpError(f"the page kept changing documents under {name} ({last})",
                        hint="Retry once the page has finished loading (wait_for with load_state).")
 
+    def _call(self, context: int, name: str, args: JSONObject | None) -> JSONObject:
+        """Runtime.callFunctionOn of the page op `name` in our world `context`."""
+        return {"functionDeclaration": CALL, "executionContextId": context,
+                "arguments": [{"value": name}, {"value": args or {}}, {"value": self.tab.next_ref}],
+                "returnByValue": True}
+
     async def _frame_op(self, doc: FrameDoc, name: str, args: JSONObject | None, timeout_s: float) -> JSONObject:
         for _ in range(4):
             try:
                 context = await self.world(doc)
-                got = await self.send("Runtime.callFunctionOn", {
-                    "functionDeclaration": CALL, "executionContextId": context,
-                    "arguments": [{"value": name}, {"value": args or {}}, {"value": self.tab.next_ref}],
-                    "returnByValue": True}, doc, timeout_s=timeout_s)
+                got = await self.send("Runtime.callFunctionOn", self._call(context, name, args), doc,
+                                      timeout_s=timeout_s)
             except BridgeError as exc:
                 if isinstance(exc, CdpError) and (exc.ext_code == "no_such_frame"
                                                   or "No frame for given id" in exc.message):
@@ -341,11 +340,8 @@ class Page:
                 doc.world = None  # the frame has a new document: a new world
                 await trio.sleep(POLL_S)
                 continue
-            if "exceptionDetails" in got:
-                raise CdpError(f"the page script failed in a frame: {str(got['exceptionDetails'])[:300]}",
-                               ext_code="page_exception")
-            reply = _obj(_obj(got.get("result"), "result").get("value"), name)
-            if reply.get("missing") is True:
+            reply = _script_reply(got, name, " in a frame")
+            if reply is None:
                 doc.world = None
                 continue
             return self._checked(reply, doc)
@@ -493,6 +489,15 @@ async def frame_point(page: Page, doc: FrameDoc | None, x: float, y: float,
 
 
 
+
+
+def _script_reply(got: JSONObject, name: str, where: str) -> JSONObject | None:
+    """The page op's reply; None when the world has no script of ours (a reused world name: install it again)."""
+    if "exceptionDetails" in got:
+        raise CdpError(f"the page script failed{where}: {str(got['exceptionDetails'])[:300]}",
+                       ext_code="page_exception")
+    reply = _obj(_obj(got.get("result"), "result").get("value"), name)
+    return None if reply.get("missing") is True else reply
 
 
 def page_error(reply: JSONObject, args: JSONObject, waited_s: float | None = None) -> BridgeError:
