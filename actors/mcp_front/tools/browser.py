@@ -625,7 +625,8 @@ TOOLS = (
     Tool("click",
          "Click an element with real mouse input at the centre of its box, after scrolling it into view; waits up "
          "to timeout_s for it to be visible, enabled and not covered. Works in same-origin iframes and open shadow "
-         f"DOM. {TARGET} {MUTATES} {POLICY}",
+         "DOM, and by ref in cross-origin iframes whose own site the policy allows. "
+         f"{TARGET} {MUTATES} {POLICY}",
          ClickArgs, plain, ACTS, output=out.ClickOut),
     Tool("type",
          "Type text into a field (input, textarea, contenteditable): focuses it, replaces its content unless clear "
@@ -656,7 +657,8 @@ TOOLS = (
     # -- reading
     Tool("snapshot",
          "The page's accessibility tree, compact: one line per node (role, name, states) with a ref (e12) to pass "
-         "to click, type and the other tools. Includes same-origin iframes and open shadow DOM. Narrow it with "
+         "to click, type and the other tools. Includes same-origin iframes, cross-origin iframes whose own site the "
+         "policy allows (others are shown sealed), and open shadow DOM. Narrow it with "
          "selector/ref (a subtree), roles, interactive_only, max_depth; it reports its size. A ref stays valid "
          f"while its element lives (a re-render that keeps the element keeps the ref). {UNTRUSTED} {POLICY}",
          SnapshotArgs, snapshot, READ, output=out.SnapshotOut),
@@ -701,7 +703,8 @@ TOOLS = (
          f"files and 50 MB). The page gets input and change events. {TARGET} {MUTATES} {POLICY}",
          UploadFileArgs, upload, ACTS, output=out.UploadOut),
     Tool("download",
-         "Save what clicking an element (selector or ref) downloads, or what a url downloads, into the download "
+         "Save the file a link points to (selector or ref: the link or an element inside it), or what a url "
+         "downloads (a download a page starts from script without a link is not caught), into the download "
          "folder the user configured (--download-dir; never outside it). Returns the saved file's path, size and "
          f"type. {MUTATES} {POLICY}",
          DownloadArgs, plain, ACTS, output=out.DownloadOut),
