@@ -357,3 +357,10 @@ class DialogOpen(BrowserToolError):
     """A JavaScript dialog (alert, confirm, prompt, beforeunload) is open on the tab and blocks the page."""
 
     code = "dialog_open"
+
+
+class DownloadUnavailable(BrowserToolError):
+    """A download the page starts from script is caught only in a browser ai-bridge launched: the download commands
+    are browser-level, and chrome.debugger refuses those in the user's own Chrome."""
+
+    code = "download_unavailable"

@@ -143,6 +143,38 @@ async def test_download_saves_into_the_chosen_folder_only(toolsite: ToolSite, tm
         assert "--download-dir" in await fails(b, "download", {"selector": "#report"}, "invalid_argument")
 
 
+async def test_download_keeps_what_a_click_starts_from_script(toolsite: ToolSite, tmp_path: Path) -> None:
+    """No link to fetch: a blob the page makes (its URL revoked at once), a `#` link whose script does the same, a
+    `location` set to an attachment. The browser's download is caught into the folder; what starts none, or goes to
+    a denied host, is a typed error that leaves nothing behind."""
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    made_csv = "id,total\n1,40\n2,2\n"
+    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED, "--download-dir", str(folder)) as b:
+        await ok(b, "tab_new", {"url": "https://allowed.test/download"})
+        made = await ok(b, "download", {"selector": "#export"})
+        assert (made["name"], made["size"], made["mimeType"]) == ("export.csv", len(made_csv), "text/csv")
+        assert made["sourceUrl"].startswith("blob:https://allowed.test/"), made
+        assert Path(made["path"]) == folder.resolve() / "export.csv"
+        assert (folder / "export.csv").read_text() == made_csv
+        again = await ok(b, "download", {"selector": "#export-link"})  # href="#": clicked, never fetched
+        assert again["name"] == "export (1).csv" and Path(again["path"]).read_text() == made_csv
+        sent = await ok(b, "download", {"selector": "#attachment"})
+        assert (sent["name"], sent["sourceUrl"]) == ("report.csv", "https://allowed.test/files/report.csv")
+        assert (folder / "report.csv").read_text() == "name,value\nalpha,1\nbeta,2\n"
+        assert sent["url"] == "https://allowed.test/download"  # an attachment does not navigate the tab
+        assert "no download" in await fails(b, "download", {"selector": "#nothing", "timeout_s": 2}, "timeout")
+        # The extension fails the navigation before it is sent, so no download begins; the tab shows the refusal.
+        assert "denied.test" in await fails(b, "download", {"selector": "#denied-script", "timeout_s": 2},
+                                            "policy_denied")
+        assert not toolsite.requested("denied.test")
+        await ok(b, "navigate", {"url": "https://allowed.test/download"})
+        # Only the three files: no staging folder, no partial file.
+        assert sorted(p.name for p in folder.iterdir()) == ["export (1).csv", "export.csv", "report.csv"]
+        # The tab still works after the catches.
+        assert (await ok(b, "download", {"selector": "#report"}))["name"] == "report (1).csv"
+
+
 async def test_download_file_names_stay_plain_names() -> None:
     from actors.browser_tools.downloads import file_name
 

@@ -43,7 +43,13 @@ import trio
 from supervisor import files
 from supervisor.config import Config
 from supervisor.constants import SHARED
-from supervisor.errors import BridgeError, BrowserLaunchFailed, ExtensionNotConnected, ProfileInUse
+from supervisor.errors import (
+    BridgeError,
+    BrowserLaunchFailed,
+    DownloadUnavailable,
+    ExtensionNotConnected,
+    ProfileInUse,
+)
 from supervisor.otp import ActorContext, Envelope, Reply
 
 from ..protocol.browser import (
@@ -53,6 +59,8 @@ from ..protocol.browser import (
     BrowserRequest,
     BrowserState,
     BrowserStatus,
+    CatchDownload,
+    CaughtDownload,
     DropCause,
     EnsureBrowser,
     LastDrop,
@@ -61,7 +69,7 @@ from ..protocol.browser import (
     RecoveryResult,
 )
 from ..protocol.relay import RELAY, LinkReport, LinkStatus, RelayInfo, WaitConnected
-from . import process
+from . import downloads, process
 from .pipe import BrowserPipe, CdpEvent, CdpFailed, PipeError
 
 log = logging.getLogger("ai_bridge.browser")
@@ -143,6 +151,8 @@ class Launched:
     unasked_wakes: deque[float] = attrs.field(factory=lambda: deque(maxlen=MAX_UNASKED_WAKES))
     wakes_sent: int = 0  # wakes begun for a stopped worker (asked or not)
     warned_foreign: bool = False
+    download_watch: downloads.Watch | None = None  # while a download catch is armed
+    download_lock: trio.Lock = attrs.field(factory=trio.Lock)
 
     @property
     def pid(self) -> int:
@@ -631,7 +641,10 @@ class Browser:
             self.on_target_event(launched, event)
 
     def on_target_event(self, launched: Launched, event: CdpEvent) -> None:
-        if event.method in ("Target.targetCreated", "Target.targetInfoChanged"):
+        if event.method in downloads.EVENTS:
+            if launched.download_watch is not None:
+                launched.download_watch.on_event(event)
+        elif event.method in ("Target.targetCreated", "Target.targetInfoChanged"):
             info = event.params.get("targetInfo")
             if isinstance(info, dict) and info.get("type") == "service_worker" and info.get("url") == WORKER_URL:
                 target = info.get("targetId")
@@ -985,6 +998,23 @@ class Browser:
         self.last_drop = LastDrop(at, cause, detail)
         log.info("browser link dropped: %s (%s)", cause.value, detail)
 
+    async def catch_download(self, env: Envelope[BrowserRequest], msg: CatchDownload) -> CaughtDownload:
+        launched = self.launched
+        if launched is None or not launched.alive or launched.closing or self.ownership is not Ownership.LAUNCHED:
+            raise DownloadUnavailable(
+                "a download the page starts from script is caught only in a browser ai-bridge launched; this one is "
+                f"{self.ownership.value if self.ownership else 'not connected'}",
+                hint="Give download the file's url (or its link) instead, or run with --browser launch.")
+        async with launched.download_lock:
+            launched.download_watch = watch = downloads.Watch()
+            try:
+                return await downloads.catch(launched.pipe, watch, msg, env.progress)
+            except PipeError as exc:
+                raise DownloadUnavailable(f"the browser's debugging pipe failed: {exc}",
+                                          hint="The browser is going away; try again once it is back.") from exc
+            finally:
+                launched.download_watch = None
+
     def state(self) -> BrowserState:
         launched = self.launched
         if self.stopping or (launched is not None and launched.closing and launched.alive):
@@ -1104,11 +1134,19 @@ async def run(
                     return msg.reply(None)
                 return handle
 
+            def catch_handler(env: Envelope[BrowserRequest]) -> Callable[[BrowserRequest], Awaitable[Reply[object]]]:
+                async def handle(msg: BrowserRequest) -> Reply[object]:
+                    assert isinstance(msg, CatchDownload)
+                    with env.cancelled_if_abandoned():
+                        return msg.reply(await current.catch_download(env, msg))
+                    raise DownloadUnavailable("the download tool stopped waiting for the download")
+                return handle
+
             async def handle(msg: BrowserRequest) -> Reply[object]:
                 match msg:
                     case BrowserStatus():
                         return msg.reply(current.status())
-                    case EnsureBrowser():
+                    case EnsureBrowser() | CatchDownload():
                         raise AssertionError("dispatched before handle")
                     case _:
                         assert_never(msg)
@@ -1116,6 +1154,8 @@ async def run(
             async for env in ctx.messages():
                 if isinstance(env.message, EnsureBrowser):
                     ctx.answer_soon(nursery, env, ensure_handler(env))  # waiting must not block status requests
+                elif isinstance(env.message, CatchDownload):
+                    ctx.answer_soon(nursery, env, catch_handler(env))
                 else:
                     await ctx.answer(env, handle)
             with trio.CancelScope(shield=True):  # bounded; while the pipe reader still runs

@@ -35,10 +35,19 @@ from supervisor.errors import (
     TabClosed,
     TargetGone,
 )
-from supervisor.otp import ActorContext, Reply
+from supervisor.otp import ActorContext, Progress, Reply
 
 from ..cdp import CdpTab, Extension, TabInfo
-from ..protocol.browser import BROWSER, BrowserStatus, EnsureBrowser, Ownership
+from ..protocol.browser import (
+    BROWSER,
+    BrowserStatus,
+    CatchDownload,
+    CaughtDownload,
+    DownloadArmed,
+    DownloadBegun,
+    EnsureBrowser,
+    Ownership,
+)
 from ..protocol.browser_tools import (
     BrowserToolsRequest,
     Click,
@@ -132,6 +141,44 @@ class BrowserTools:
         if self.book.switch(profile, pid):
             log.info("browser tools: the browser changed (profile %s, pid %s): the tabs held before are dropped and "
                      "their ids refused", profile, pid)
+
+    async def catch_download(self, req: CatchDownload, click: Callable[[], Awaitable[object]]) -> CaughtDownload:
+        """The browser actor's catch of the download `click` starts (once the catch is armed). A download whose URL
+        the policy denies is cancelled as it begins: giving up the request cancels it."""
+        armed = trio.Event()
+        failed: list[BridgeError] = []  # the first failure ends both sides; raised as itself, not in a group
+        got: list[CaughtDownload] = []
+
+        def fail(exc: BridgeError) -> None:
+            failed.append(exc)
+            nursery.cancel_scope.cancel()
+
+        def on_progress(item: Progress) -> None:
+            if isinstance(item, DownloadArmed):
+                armed.set()
+            elif isinstance(item, DownloadBegun) and item.url.startswith(("http:", "https:")):
+                try:
+                    self.policy.check_url(item.url, "the download URL")
+                except PolicyDenied as exc:
+                    fail(exc)
+
+        async def follow() -> None:
+            try:
+                got.append(await self.ctx.ref(BROWSER).call(req, timeout=req.start_s + req.timeout_s + 15,
+                                                            on_progress=on_progress))
+            except BridgeError as exc:
+                fail(exc)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(follow)
+            await armed.wait()
+            try:
+                await click()
+            except BridgeError as exc:
+                fail(exc)
+        if failed:
+            raise failed[0]
+        return got[0]
 
     async def browser_identity(self) -> tuple[str | None, int | None]:
         """Which browser the tab ids now belong to: the profile's id (the extension's hello) and the process (a
@@ -451,7 +498,8 @@ class BrowserTools:
             case Eval():
                 return msg.reply(await self.on_tab(msg.tab_id, lambda p: reading.evaluate(p, msg)))
             case Download():
-                return msg.reply(await self.on_tab(msg.tab_id, lambda p: downloads.download(p, msg)))
+                catch = self.catch_download
+                return msg.reply(await self.on_tab(msg.tab_id, lambda p: downloads.download(p, msg, catch)))
             case UploadFile():
                 return msg.reply(await self.on_tab(msg.tab_id, lambda p: interaction.upload_file(p, msg)))
             case Emulate():

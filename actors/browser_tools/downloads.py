@@ -1,31 +1,48 @@
-"""download: save what a link or a URL downloads into the folder the user chose (config download_dir), never outside
-it.
+"""download: save what a link, a URL or a click downloads into the folder the user chose (config download_dir), never
+outside it.
 
-chrome.debugger refuses the browser-level download commands (Page/Browser.setDownloadBehavior: "Cannot access
-browser-level commands"), so the browser's own download machinery is not used. The file is fetched in our isolated
-world of the page (with the page's cookies, as the page's own request) and read back in slices that each fit one
-extension frame; the server writes it. The URL — given, or the href of the link an element is or is in — and the
-final URL after redirects must pass the domain policy; the name comes from Content-Disposition or the URL, is made
-a plain file name and never replaces an existing file; the saved path must resolve inside the folder.
+A URL — given, or the href of the link an element is or is in — is fetched in our isolated world of the page (with
+the page's cookies, as the page's own request) and read back in slices that each fit one extension frame; the server
+writes it. It and the final URL after redirects must pass the domain policy.
+
+An element in no link starts its download from script (a blob it makes, a `location` set to an attachment). That
+file comes from the browser's own download machinery, steered by browser-level commands that chrome.debugger
+refuses: the browser actor catches it over the debugging pipe of a browser we launched (`CatchDownload`), into a
+hidden staging folder inside the download folder, and the file is then moved to its name. Its URL must pass the
+policy when it begins, or it is cancelled.
+
+Either way the name (Content-Disposition, the download attribute, the URL) is made a plain file name and never
+replaces an existing file; the saved path must resolve inside the folder.
 """
 
 from __future__ import annotations
 
 import base64
 import mimetypes
+import os
 import re
+import shutil
+import stat
+import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urldefrag, urlsplit
 
 import trio
 
-from supervisor.errors import BadExtensionReply, InvalidArgument, NavigationFailed
+from supervisor.errors import BadExtensionReply, BrowserTimeout, InvalidArgument, NavigationFailed
 
-from ..protocol.browser_tools import Download, DownloadReport
+from ..protocol.browser import CatchDownload, CaughtDownload
+from ..protocol.browser_tools import Click, Download, DownloadReport
 from ..protocol.common import JSON
+from . import interaction
 from . import page as pg
 from .page import Page
 from .policy import normalize_url
+
+# The browser actor catches a download the page starts itself; the second argument is the click that starts it,
+# made once the catch is armed.
+Catcher = Callable[[CatchDownload, Callable[[], Awaitable[object]]], Awaitable[CaughtDownload]]
 
 DIR_HINT = "Start the server with --download-dir DIR (config download_dir): the folder downloads are saved into."
 MAX_BYTES = 100 * 1024 * 1024
@@ -65,6 +82,11 @@ def file_name(disposition: str, url: str) -> str:
     m = re.search(r"filename\*\s*=\s*[^']*''([^;]+)", disposition) or re.search(
         r'filename\s*=\s*"([^"]*)"', disposition) or re.search(r"filename\s*=\s*([^;]+)", disposition)
     raw = unquote(m.group(1).strip()) if m else unquote(urlsplit(url).path.rsplit("/", 1)[-1])
+    return plain_name(raw)
+
+
+def plain_name(raw: str) -> str:
+    """`raw` as one plain file name: its last path part, no control or reserved characters, else 'download'."""
     name = re.sub(r"[\x00-\x1f\x7f/\\:*?\"<>|]", "_", raw.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]).strip(" .")
     return name[:NAME_MAX] or "download"
 
@@ -96,14 +118,27 @@ async def _call(page: Page, function: str, *args: JSON, timeout_s: float) -> JSO
     return pg.obj(got.get("result"), "result").get("value")
 
 
-async def download(page: Page, msg: Download) -> DownloadReport:
+def fetchable(href: JSON, page_url: str) -> str | None:
+    """The link's URL when fetching it gets its file: http(s), and not a place in this very page (`#top`, a `#` whose
+    click runs script). A blob: or data: link, or a script one, is clicked instead."""
+    if not isinstance(href, str) or urlsplit(href).scheme.lower() not in ("http", "https"):
+        return None
+    if "#" in href and urldefrag(href)[0] == urldefrag(page_url)[0]:
+        return None
+    return href
+
+
+async def download(page: Page, msg: Download, catcher: Catcher) -> DownloadReport:
     base = folder(page)
     if msg.url is not None:
         url = normalize_url(msg.url)
     else:
         assert msg.target is not None
-        url = pg.text(await page.op_until("linkOf", {"target": msg.target.as_json()}, min(msg.timeout_s, 10)),
-                      "href")
+        link = await page.op_until("linkOf", {"target": msg.target.as_json()}, min(msg.timeout_s, 10))
+        href = fetchable(link.get("href"), page.tab.url)
+        if href is None:
+            return await _by_click(page, msg, base, catcher)
+        url = href
     page.policy.check_url(url, "the download URL")
     meta = await _call(page, FETCH, url, timeout_s=msg.timeout_s)
     if not isinstance(meta, dict):
@@ -134,3 +169,55 @@ async def download(page: Page, msg: Download) -> DownloadReport:
         mimetypes.guess_type(target.name)[0] or "application/octet-stream"
     return DownloadReport(page.tab.tab_id, page.tab.url, final, str(target), target.name, target.stat().st_size,
                           mime)
+
+
+async def _by_click(page: Page, msg: Download, base: Path, catcher: Catcher) -> DownloadReport:
+    """Click the element and keep the download its page starts (caught by the browser actor, see the module doc)."""
+    assert msg.target is not None
+    target = msg.target
+    staging = Path(await trio.to_thread.run_sync(lambda: tempfile.mkdtemp(prefix=".ai-bridge-download-", dir=base)))
+    try:
+        wait_s = min(msg.timeout_s, 10)
+        req = CatchDownload(await page.frame_ids(), str(staging), start_s=wait_s, timeout_s=msg.timeout_s,
+                            max_bytes=MAX_BYTES)
+        try:
+            got = await catcher(req, lambda: interaction.click(page, Click(target, timeout_s=wait_s)))
+        except BrowserTimeout:
+            # A click that took the tab to a denied page (the extension failed that navigation): say so.
+            page.policy.check_url(page.tab.url, f"tab {page.tab.tab_id}")
+            raise
+        if got.url.startswith(("http:", "https:")):  # checked when it began too (and cancelled if denied)
+            page.policy.check_url(got.url, "the download URL")
+        saved = await trio.to_thread.run_sync(_keep, staging, got, base)
+    finally:
+        with trio.CancelScope(shield=True):  # bounded: one folder of at most one file
+            await trio.to_thread.run_sync(lambda: shutil.rmtree(staging, ignore_errors=True))
+    page.policy.check_url(page.tab.url, f"tab {page.tab.tab_id}")
+    mime = mimetypes.guess_type(saved.name)[0] or "application/octet-stream"
+    return DownloadReport(page.tab.tab_id, page.tab.url, got.url, str(saved), saved.name, saved.stat().st_size,
+                          mime)
+
+
+def _keep(staging: Path, got: CaughtDownload, base: Path) -> Path:
+    """Move the caught file from the staging folder to a free name in the download folder: never a file elsewhere
+    (the path must be the guid's in staging, a regular file, not a link), never over a file that is there."""
+    source = staging / plain_name(got.guid)
+    if got.path != str(source):
+        raise BadExtensionReply(f"download: the browser saved {got.path[:300]!r}, not in the staging folder")
+    try:
+        info = os.lstat(source)
+    except OSError as exc:
+        raise NavigationFailed(f"the download of {got.url[:300]} left no file", hint="Try again.") from exc
+    if not stat.S_ISREG(info.st_mode):
+        raise BadExtensionReply("download: the browser's file is not a regular file")
+    name = plain_name(got.suggested_name) if got.suggested_name else file_name("", got.url)
+    for _ in range(3):  # another writer may take the free name between the check and the link
+        target = free_path(base, name)
+        if target.resolve().parent != base:
+            raise InvalidArgument(f"the file name {name!r} would leave the download folder")
+        try:
+            os.link(source, target)  # fails on a file that is there, unlike a rename
+        except FileExistsError:
+            continue
+        return target
+    raise InvalidArgument(f"the download folder keeps taking the name {name!r}")

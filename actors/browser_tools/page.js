@@ -1340,11 +1340,11 @@
       return { element: brief(el), multiple: el.multiple, reResolved };
     },
     linkOf: (a) => {
-      // download by click: the link the element is (or is in); its URL is fetched rather than clicked.
+      // download by click: the link the element is (or is in), whose URL is fetched rather than clicked; null for
+      // an element that is in no link (the server clicks it and catches the download the page's script starts).
       const { el, reResolved } = resolve(a.target);
       const link = el.closest('a[href], area[href]');
-      if (!link) fail('element_not_interactable', `${describe(el)} is not a link: download takes a link or a url`, false);
-      return { href: link.href, element: brief(el), reResolved };
+      return { href: link ? link.href : null, element: brief(el), reResolved };
     },
     mask: () => maskFrames(),
     unmask: () => unmaskFrames(),

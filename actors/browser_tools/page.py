@@ -138,6 +138,22 @@ class Page:
         doc.world = context
         return context
 
+    async def frame_ids(self) -> tuple[str, ...]:
+        """Every frame of the tab the tools know: the top document's frame tree and the cross-origin frames read.
+        A download begun in one of them is this tab's."""
+        ids: list[str] = []
+
+        def walk(node: JSON) -> None:
+            node = _obj(node, "frameTree")
+            ids.append(_str(_obj(node.get("frame"), "frame"), "id"))
+            children = node.get("childFrames") or []
+            for child in children if isinstance(children, list) else []:
+                walk(child)
+
+        walk(_obj(await self.cdp.send("Page.getFrameTree", timeout_s=10), "getFrameTree").get("frameTree"))
+        ids += [d.frame_id for d in self.tab.frames.values() if not d.gone]
+        return tuple(dict.fromkeys(ids))
+
     # -- cross-origin frames -------------------------------------------------------------------------------------------
 
     def frame_of(self, ref: str) -> FrameDoc | None:

@@ -132,5 +132,42 @@ class BrowserStatus(Request[BrowserReport]):
     pass
 
 
-BrowserRequest = EnsureBrowser | BrowserStatus
+@attrs.frozen
+class DownloadArmed(Progress):
+    """Streamed on a `CatchDownload` once the browser saves downloads for us: the click that starts one may go."""
+
+
+@attrs.frozen
+class DownloadBegun(Progress):
+    """Streamed on a `CatchDownload` when its download begins: the requester checks `url` against its policy (and
+    gives up on the request to have it cancelled)."""
+
+    url: str
+
+
+@attrs.frozen
+class CaughtDownload:
+    guid: str
+    url: str  # what the browser downloaded (a blob: or data: URL for a file the page made itself)
+    suggested_name: str  # the browser's name for it (Content-Disposition, the download attribute, the URL)
+    path: str  # the whole file: `staging`/`guid`
+    size: int
+
+
+@attrs.frozen
+class CatchDownload(Request[CaughtDownload]):
+    """→ the first download begun in one of `frame_ids` after `DownloadArmed`, written whole into `staging` (an
+    existing, empty folder). Only a browser we launched can: the download commands are browser-level, which
+    chrome.debugger refuses. Fails with `DownloadUnavailable` (not our browser), `BrowserTimeout` (none began within
+    `start_s`, or it did not end within `timeout_s`), `NavigationFailed` (the browser cancelled it) or
+    `InvalidArgument` (over `max_bytes`: cancelled)."""
+
+    frame_ids: tuple[str, ...]
+    staging: str
+    start_s: float
+    timeout_s: float
+    max_bytes: int
+
+
+BrowserRequest = EnsureBrowser | BrowserStatus | CatchDownload
 BROWSER = Address[BrowserRequest]("browser", BrowserRequest)

@@ -703,9 +703,10 @@ TOOLS = (
          f"files and 50 MB). The page gets input and change events. {TARGET} {MUTATES} {POLICY}",
          UploadFileArgs, upload, ACTS, output=out.UploadOut),
     Tool("download",
-         "Save the file a link points to (selector or ref: the link or an element inside it), or what a url "
-         "downloads (a download a page starts from script without a link is not caught), into the download "
-         "folder the user configured (--download-dir; never outside it). Returns the saved file's path, size and "
+         "Save the file a link points to (selector or ref: the link or an element inside it) or a url downloads, "
+         "or click any other element (an Export button) and keep the download its page starts (in the browser "
+         "ai-bridge launched; in your own Chrome that is download_unavailable), into the download folder the user "
+         "configured (--download-dir; never outside it). Returns the saved file's path, size and "
          f"type. {MUTATES} {POLICY}",
          DownloadArgs, plain, ACTS, output=out.DownloadOut),
     Tool("emulate",
