@@ -180,10 +180,24 @@ def test_launch_args_pass_browser_args_verbatim(tmp_path: Path) -> None:
                  env={}, config_file=tmp_path / "none.toml")
     args = launch_args(c, [tmp_path / "ext"], tmp_path / "profile", pipe_loading=False)
     assert "--headless=new" in args and f"--load-extension={tmp_path / 'ext'}" in args
-    assert args[-3:] == ["--host-resolver-rules=MAP x 127.0.0.1:1", "--foo=a b", "about:blank"]
+    assert args[-4:] == ["--host-resolver-rules=MAP x 127.0.0.1:1", "--foo=a b",
+                         "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup", "about:blank"]
     assert "--remote-debugging-pipe" in args  # our browser-level channel, whatever the loading mode
     piped = launch_args(c, [tmp_path / "ext"], tmp_path / "profile", pipe_loading=True)
     assert "--remote-debugging-pipe" in piped and not any(a.startswith("--load-extension") for a in piped)
+
+
+def test_disabled_features_are_one_switch_with_the_users_own(tmp_path: Path) -> None:
+    """Chromium heeds only the last --disable-features: the user's would drop ours (and ours theirs)."""
+    def disabled(headless: bool, *extra: str) -> list[str]:
+        c = cfg.load({"headless": headless, "browser_args": list(extra)}, env={}, config_file=tmp_path / "none.toml")
+        return [a for a in launch_args(c, [tmp_path / "ext"], tmp_path / "p", pipe_loading=False)
+                if a.startswith("--disable-features")]
+
+    assert disabled(True, "--disable-features=Translate,,WebUIOmniboxPopup", "--disable-features=X") == [
+        "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup,Translate,X"]
+    assert disabled(False) == []  # a browser you see keeps Chrome's own address bar popup
+    assert disabled(False, "--disable-features=Translate") == ["--disable-features=Translate"]
 
 
 def test_missing_browser_is_a_clear_error(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ import attrs
 import trio
 from trio_websocket import open_websocket_url
 
+from actors.browser.process import HEADLESS_DISABLED_FEATURES
 from supervisor import pairing
 
 from .conftest import REPO
@@ -93,7 +94,7 @@ def user_chrome_args(sites: FakeSites, profile: Path, extension: Path) -> list[s
             "--disable-background-networking", "--disable-component-update", "--disable-sync",
             "--disable-dev-shm-usage", f"--user-data-dir={profile}", f"--load-extension={extension}",
             f"--disable-extensions-except={extension}", "--remote-debugging-port=0", *sites.chromium_args(),
-            "about:blank"]
+            f"--disable-features={','.join(HEADLESS_DISABLED_FEATURES)}", "about:blank"]
 
 
 @asynccontextmanager

@@ -27,7 +27,14 @@ import trio
 
 from actors.browser import find_browser
 from actors.browser.pipe import BrowserPipe, CdpFailed, PipeError
-from actors.browser.process import BrowserProcess, diagnose, kill_group, read_log_since, spawn
+from actors.browser.process import (
+    HEADLESS_DISABLED_FEATURES,
+    BrowserProcess,
+    diagnose,
+    kill_group,
+    read_log_since,
+    spawn,
+)
 from actors.protocol.common import JSON, JSONObject, ProviderName
 from actors.protocol.provider import ProbeReport
 from actors.provider import probe
@@ -188,7 +195,8 @@ def browser_args(profile: Path, extra: Sequence[str] = ()) -> list[str]:
     args = [f"--user-data-dir={profile}", "--headless=new", "--disable-gpu", "--no-first-run",
             "--no-default-browser-check", "--disable-background-networking", "--disable-component-update",
             "--disable-sync", "--disable-quic", "--disable-extensions", "--disable-dev-shm-usage", "--mute-audio",
-            "--host-resolver-rules=MAP * ~NOTFOUND", "--remote-debugging-pipe"]
+            "--host-resolver-rules=MAP * ~NOTFOUND", "--remote-debugging-pipe",
+            f"--disable-features={','.join(HEADLESS_DISABLED_FEATURES)}"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--no-sandbox")  # Chromium refuses to run as root with its sandbox
     return [*args, *extra, "about:blank"]
