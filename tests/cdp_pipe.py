@@ -355,12 +355,14 @@ class World:
 
 
 class Browser:
-    """A launched Chromium with its root CDP connection."""
+    """A launched Chromium with its root CDP connection; with ``browser_context_id`` (a shared browser, see
+    tests/shared_chromium.py) ``new_page`` opens its pages in that browser context."""
 
-    def __init__(self, conn: CDPConnection, pid: int, user_data_dir: str):
+    def __init__(self, conn: CDPConnection, pid: int, user_data_dir: str, *, browser_context_id: str | None = None):
         self.conn = conn
         self.pid = pid
         self.user_data_dir = user_data_dir
+        self.browser_context_id = browser_context_id
 
     async def send(self, method: str, params: Mapping[str, Any] | None = None, **kw) -> dict:
         return await self.conn.send(method, params, **kw)
@@ -378,6 +380,8 @@ class Browser:
             params["background"] = True
         if new_window:
             params["newWindow"] = True
+        if self.browser_context_id is not None:
+            params["browserContextId"] = self.browser_context_id
         res = await self.conn.send("Target.createTarget", params)
         session = await self.attach(res["targetId"])
         for domain in enable:

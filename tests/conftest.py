@@ -237,6 +237,20 @@ def toolsite(toolsite_session):  # type: ignore[no-untyped-def]
     return toolsite_session
 
 
+@pytest.fixture(scope="session")
+def shared_chromiums():  # type: ignore[no-untyped-def]
+    """Headless Chromiums kept for the whole session (one per set of flags), so a test that needs a plain browser
+    does not pay for a start: ``async with shared_chromiums.get(args).browser() as b`` gives a fresh browser
+    context, closed with its pages after the test (tests/shared_chromium.py)."""
+    from .shared_chromium import ChromiumPool
+
+    pool = ChromiumPool()
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
 @pytest.fixture
 def sites(fakesites_session):  # type: ignore[no-untyped-def]
     """The fake ChatGPT and Gemini sites, reset for each test."""

@@ -16,7 +16,8 @@ import pytest
 from actors.provider.tab import MARKDOWN_SOURCE
 
 from . import cdp_pipe
-from .cdp_pipe import CHROMIUM, open_chromium
+from .cdp_pipe import CHROMIUM
+from .shared_chromium import ChromiumPool
 
 pytestmark = [
     pytest.mark.chromium,
@@ -34,8 +35,9 @@ class World(cdp_pipe.World):
 
 
 @pytest.fixture
-async def world() -> AsyncIterator[World]:
-    async with open_chromium() as browser:
+async def world(shared_chromiums: ChromiumPool) -> AsyncIterator[World]:
+    # the session's plain Chromium (same flags as open_chromium()), this test's page in a fresh context of it
+    async with shared_chromiums.get().browser() as browser:
         w = await World.create(await browser.new_page("about:blank"))
         await w.eval(MARKDOWN_SOURCE)
         yield w

@@ -31,8 +31,10 @@ FAST = {"firstTokenMs": 50, "chunks": 4, "intervalMs": 30}
 
 
 @pytest.fixture
-async def browser(sites):
-    async with open_chromium(sites.chromium_args()) as b:
+async def browser(sites, shared_chromiums):
+    # One Chromium per test process (a start costs more CPU than most tests here); each test gets a fresh browser
+    # context of it, closed with its pages afterwards.
+    async with shared_chromiums.get(sites.chromium_args()).browser() as b:
         yield b
 
 

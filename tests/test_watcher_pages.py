@@ -27,7 +27,8 @@ from actors.provider.tab import MARKDOWN_SOURCE, WATCHER
 from actors.provider.table import ProviderTable, Watch
 
 from . import cdp_pipe
-from .cdp_pipe import CHROMIUM, open_chromium
+from .cdp_pipe import CHROMIUM
+from .shared_chromium import ChromiumPool
 
 pytestmark = [
     pytest.mark.chromium,
@@ -57,8 +58,9 @@ class Page(cdp_pipe.World):
 
 
 @pytest.fixture
-async def page() -> AsyncIterator[Page]:
-    async with open_chromium() as browser:
+async def page(shared_chromiums: ChromiumPool) -> AsyncIterator[Page]:
+    # the session's plain Chromium (same flags as open_chromium()), this test's page in a fresh context of it
+    async with shared_chromiums.get().browser() as browser:
         p = await Page.create(await browser.new_page("about:blank"))
         await p.eval(MARKDOWN_SOURCE)
         yield p
