@@ -44,6 +44,8 @@ from typing import Any
 
 import trio
 
+from actors.browser.process import HEADLESS_DISABLED_FEATURES
+
 #: The Chromium binary (launch it directly, not the /usr/bin/chromium wrapper); override with AI_BRIDGE_CHROMIUM.
 CHROMIUM = os.environ.get("AI_BRIDGE_CHROMIUM", "/usr/lib/chromium/chromium")
 
@@ -61,6 +63,8 @@ DEFAULT_FLAGS: tuple[str, ...] = (
     "--mute-audio",
     "--password-store=basic",
     "--use-mock-keychain",
+    # Half of a headless start's CPU is the omnibox popup's WebUI, which nothing here shows (actors/browser/process.py).
+    f"--disable-features={','.join(HEADLESS_DISABLED_FEATURES)}",
 )
 
 __all__ = [
