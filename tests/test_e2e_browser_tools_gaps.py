@@ -185,6 +185,17 @@ async def test_download_file_names_stay_plain_names() -> None:
     assert file_name('inline; filename=".bashrc"', "https://a.test/") == "bashrc"
 
 
+async def test_which_links_are_fetched_and_which_clicked() -> None:
+    from actors.browser_tools.downloads import fetchable
+
+    page = "https://a.test/download?x=1"
+    assert fetchable("https://a.test/files/r.csv", page) == "https://a.test/files/r.csv"
+    assert fetchable("https://b.test/download?x=1#part", page) == "https://b.test/download?x=1#part"  # elsewhere
+    for clicked in ("https://a.test/download?x=1#", "https://a.test/download?x=1#top", "javascript:void(0)",
+                    "blob:https://a.test/0d1c", "data:text/csv,a", None, 3):
+        assert fetchable(clicked, page) is None, clicked
+
+
 async def test_paths_without_an_end_to_end_test_before(toolsite: ToolSite, tmp_path: Path) -> None:
     """type with key_events and submit; double and right clicks and modifiers; snapshot and extract_links filters;
     wait_for attached / hidden / detached; releasing an adopted tab."""
