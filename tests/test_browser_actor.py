@@ -486,3 +486,35 @@ async def test_the_users_chrome_connecting_is_remembered_in_a_private_file(
     assert browser.actor.read_users_chrome(config.state_dir) is None
     path.write_text('{"lastSeen": true}')
     assert browser.actor.read_users_chrome(config.state_dir) is None
+
+
+@pytest.mark.parametrize("drops_after_s, connected", [(1.0, False), (None, True)])
+async def test_the_link_of_our_exited_browser_is_waited_out_not_used(
+        tmp_path: Path, autojump_clock: trio.testing.MockClock, drops_after_s: float | None, connected: bool) -> None:
+    """Our browser exited but the relay has not yet seen its link close: an ask waits for the drop (and then
+    relaunches) instead of sending a command on a dying link. A link that stays is taken as live after a while."""
+    link = SimpleNamespace(connected=True, since=100.0, peer_port=None, relay_port=None, browser_id=None,
+                           server_id="s-1")
+
+    class Relay:
+        async def call(self, msg: object, timeout: float) -> object:
+            return link
+
+    async with launched_browser(tmp_path) as (actor, launched, _):
+        actor.relay = Relay()  # type: ignore[assignment]
+        assert await actor.link_connected()
+        actor.dead_link_since = launched.link_since = 100.0  # its own link; then it exited (watch_process)
+        async with trio.open_nursery() as nursery:
+            if drops_after_s is not None:
+                async def drop() -> None:
+                    await trio.sleep(drops_after_s)
+                    link.connected = False
+                nursery.start_soon(drop)
+            t0 = trio.current_time()
+            assert await actor.link_connected() is connected
+            waited = trio.current_time() - t0
+        assert waited == pytest.approx(drops_after_s or browser.actor.DEAD_LINK_S, abs=0.1)
+        link.since = 200.0  # a new link (the relaunched browser's): used at once
+        link.connected = True
+        t0 = trio.current_time()
+        assert await actor.link_connected() and trio.current_time() == t0

@@ -85,6 +85,7 @@ PROFILE_OWNER_WAIT_S = 6.0  # a browser on our profile without our extension on 
 WAKE_WAIT_S = ALARM_WINDOW_S
 WAKE_ANSWER_S = 3.0  # a live browser opens a page at once; one that does not is shutting down or hung
 START_S = 15.0  # a launched browser must answer on its pipe within this
+DEAD_LINK_S = 3.0  # the link of a browser that has exited is gone within this (else it is taken as live)
 CLOSE_GRACE_S = 8.0  # a browser of ours that is shutting down gets this long before we end it
 PROGRESS_EVERY_S = 5.0
 MAX_UNASKED_WAKES = 5  # per minute: a worker that keeps dying is not woken in a loop (an ask still wakes it)
@@ -151,6 +152,7 @@ class Launched:
     unasked_wakes: deque[float] = attrs.field(factory=lambda: deque(maxlen=MAX_UNASKED_WAKES))
     wakes_sent: int = 0  # wakes begun for a stopped worker (asked or not)
     warned_foreign: bool = False
+    link_since: float | None = None  # its extension's link, once seen to be its own
     download_watch: downloads.Watch | None = None  # while a download catch is armed
     download_lock: trio.Lock = attrs.field(factory=trio.Lock)
 
@@ -207,6 +209,7 @@ class Browser:
         self.attached_pid: int | None = None
         self.attached: Attached | None = None
         self.link_browser: int | None = None  # the browser process holding the link (when it could be told)
+        self.dead_link_since: float | None = None  # the link of the browser we launched, once that has exited
         self.last_drop: LastDrop | None = None
         self.users_chrome_seen: float | None = None  # when the user's Chrome was last seen (read at start)
         self.launch_lock = trio.Lock()
@@ -227,7 +230,15 @@ class Browser:
     # -- the link ---------------------------------------------------------------------------------------------------
 
     async def link_connected(self) -> bool:
-        return await self.refresh_link()
+        connected = await self.refresh_link()
+        if connected and self.link_since is not None and self.link_since == self.dead_link_since:
+            # That link's browser (ours) has exited: its socket is closing, and the relay is a moment behind. A
+            # command sent on it now would fail with extension_disconnected instead of the relaunch.
+            with trio.move_on_after(DEAD_LINK_S):
+                while connected:
+                    await trio.sleep(0.05)
+                    connected = await self.refresh_link()
+        return connected
 
     async def wait_link(self, until: float, *, gone: trio.Event | None = None,
                         progress: Callable[[float], None] | None = None) -> bool:
@@ -612,6 +623,7 @@ class Browser:
         launched.code = await launched.process.wait()
         launched.exited.set()
         launched.going.set()
+        self.dead_link_since = launched.link_since
         if self.launched is launched:
             # Closed on purpose (by us, or Chrome shutting down as its window closed) is news, not a problem.
             level = logging.INFO if self.stopping or launched.closing else logging.WARNING
@@ -797,6 +809,8 @@ class Browser:
             if self.link_since != since or self.launched is not launched or not launched.alive:
                 return
             verdicts.append(await self.our_extension_holds_link(launched))
+        if True in verdicts:
+            launched.link_since = since  # its own link: dead with it
         if True in verdicts or None in verdicts:
             return
         if self.mode == "auto":
