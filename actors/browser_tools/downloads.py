@@ -163,11 +163,15 @@ async def download(page: Page, msg: Download, catcher: Catcher) -> DownloadRepor
             raise BadExtensionReply("download: the page lost the file while it was read")
         parts.append(base64.b64decode(chunk))
     await trio.to_thread.run_sync(_write, target, b"".join(parts))
-    page.policy.check_url(page.tab.url, f"tab {page.tab.tab_id}")
     blob_type = meta.get("type")
-    mime = (blob_type.split(";")[0] if isinstance(blob_type, str) and blob_type else None) or \
-        mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-    return DownloadReport(page.tab.tab_id, page.tab.url, final, str(target), target.name, target.stat().st_size,
+    return _report(page, final, target, blob_type.split(";")[0] if isinstance(blob_type, str) else None)
+
+
+def _report(page: Page, source_url: str, saved: Path, mime: str | None) -> DownloadReport:
+    """What was saved, once the tab is still on an allowed page; the type from the response, else from the name."""
+    page.policy.check_url(page.tab.url, f"tab {page.tab.tab_id}")
+    mime = mime or mimetypes.guess_type(saved.name)[0] or "application/octet-stream"
+    return DownloadReport(page.tab.tab_id, page.tab.url, source_url, str(saved), saved.name, saved.stat().st_size,
                           mime)
 
 
@@ -192,10 +196,7 @@ async def _by_click(page: Page, msg: Download, base: Path, catcher: Catcher) -> 
     finally:
         with trio.CancelScope(shield=True):  # bounded: one folder of at most one file
             await trio.to_thread.run_sync(lambda: shutil.rmtree(staging, ignore_errors=True))
-    page.policy.check_url(page.tab.url, f"tab {page.tab.tab_id}")
-    mime = mimetypes.guess_type(saved.name)[0] or "application/octet-stream"
-    return DownloadReport(page.tab.tab_id, page.tab.url, got.url, str(saved), saved.name, saved.stat().st_size,
-                          mime)
+    return _report(page, got.url, saved, None)
 
 
 def _keep(staging: Path, got: CaughtDownload, base: Path) -> Path:
