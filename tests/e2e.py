@@ -70,7 +70,9 @@ class Bridge:
     async def devtools(self) -> AsyncIterator[DevTools]:
         port_file = self.profile_dir / "DevToolsActivePort"
         # Chromium creates the file and then writes it, so an existing file can still be empty: wait for both lines.
-        with trio.fail_after(10):
+        # A first start on a fresh machine reads Chromium from a cold disk while two other workers start theirs:
+        # 10 s was once too short in CI. The server's own launch deadline is what a slow start must meet.
+        with trio.fail_after(60):
             while len(fields := (port_file.read_text().split() if port_file.exists() else [])) < 2:
                 await trio.sleep(0.05)
         port, path = fields[:2]
