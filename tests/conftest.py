@@ -152,6 +152,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     cache.set(DURATIONS_KEY, known)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The servers and tools this run starts keep their caches (the tool schemas) in the run's temporary folder,
+    not in the user's ~/.cache: one cold start per worker, then warm ones, as a user's would be."""
+    d = tmp_path_factory.getbasetemp() / "xdg-cache"
+    d.mkdir(exist_ok=True)
+    os.environ["XDG_CACHE_HOME"] = str(d)
+    return d
+
+
 @pytest.fixture
 def autojump_clock() -> trio.testing.MockClock:
     return trio.testing.MockClock(autojump_threshold=0)

@@ -31,6 +31,7 @@ from supervisor.config import Config
 from supervisor.errors import BridgeError, InternalError
 from supervisor.otp import ActorContext, ActorSystem, Message
 
+from . import schema_cache
 from .deps import FrontDeps, ToolCall
 from .stdio import EOF_GRACE_S, Replay, StdinLines, StdinPump, StdoutWriter, early_initialize_reply, handshake_versions
 from .tasks import RELATED_TASK, TASKS_EXTENSION, ProgressSender, TaskError, TaskTable, missing_capability
@@ -171,6 +172,8 @@ async def _serve(ctx: ActorContext[Message], *, config: Config, system: ActorSys
             # 2025-11-25 clients may run these as tasks (the 2026-07-28 extension needs no per-tool flag).
             execution=types.ToolExecution(task_support="optional") if t.start_job is not None else None)
 
+    cached = await trio.to_thread.run_sync(schema_cache.warm, TOOLS, schema_cache.default_cache_dir())
+    log.debug("tool schemas %s", "from the cache" if cached else "computed")
     listed = [sdk_tool(t) for t in TOOLS.values()]
 
     async def on_list_tools(sdk_ctx: Any, params: Any) -> Any:

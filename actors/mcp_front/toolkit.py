@@ -57,9 +57,10 @@ if TYPE_CHECKING:
 
 
 class Args(BaseModel):
-    """Base of every tool's arguments."""
+    """Base of every tool's arguments. Built on first use: a server start builds only the models of the tools it is
+    called with (see schema_cache.py)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True, defer_build=True)
 
     @classmethod
     def tool_schema(cls) -> dict[str, Any]:
@@ -67,12 +68,17 @@ class Args(BaseModel):
         return _schema_of(cls)
 
 
-@functools.cache
 def _schema_of(cls: type[Args]) -> dict[str, Any]:
-    out = _clean(cls.model_json_schema())
-    out.setdefault("properties", {})
-    out["additionalProperties"] = False
-    return out
+    if (known := _input_schemas.get(cls)) is None:
+        known = _input_schemas[cls] = _clean(cls.model_json_schema())
+        known.setdefault("properties", {})
+        known["additionalProperties"] = False
+    return known
+
+
+# Computed once per model, or seeded from the schema cache (schema_cache.py) without building the model at all.
+_input_schemas: dict[type[Args], dict[str, Any]] = {}
+_output_schemas: dict[Outputs, dict[str, Any]] = {}
 
 
 # An output key that may be left out but is never null (see the module docstring).
@@ -82,7 +88,7 @@ Absent = SkipJsonSchema[None]
 class Output(BaseModel):
     """Base of every tool's structured result (its ``structuredContent``); see the module docstring."""
 
-    model_config = ConfigDict(extra="allow", strict=True, allow_inf_nan=False, frozen=True)
+    model_config = ConfigDict(extra="allow", strict=True, allow_inf_nan=False, frozen=True, defer_build=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -106,12 +112,20 @@ def _absent_keys(cls: type[Output]) -> frozenset[str]:
 Outputs = type[Output] | tuple[type[Output], ...]
 
 
-@functools.cache
 def _output_schema_of(output: Outputs) -> dict[str, Any]:
-    if isinstance(output, tuple):
-        # MCP wants an object schema at the root; one of the shapes must match.
-        return {"type": "object", "anyOf": [_clean(o.model_json_schema()) for o in output]}
-    return _clean(output.model_json_schema())
+    if (known := _output_schemas.get(output)) is None:
+        # MCP wants an object schema at the root; of a tuple of shapes, one must match.
+        known = _output_schemas[output] = (
+            {"type": "object", "anyOf": [_clean(o.model_json_schema()) for o in output]} if isinstance(output, tuple)
+            else _clean(output.model_json_schema()))
+    return known
+
+
+def seed_schemas(tool: Tool, input_schema: dict[str, Any], output_schema: dict[str, Any] | None) -> None:
+    """Give `tool` the schemas a cache holds for it (its models are then built only when it is called)."""
+    _input_schemas[tool.args] = input_schema
+    if tool.output is not None and output_schema is not None:
+        _output_schemas[tool.output] = output_schema
 
 
 def _check_output(output: Outputs, structured: object) -> None:
