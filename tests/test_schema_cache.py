@@ -128,18 +128,18 @@ def test_the_default_place_follows_xdg(monkeypatch: Any, tmp_path: Path) -> None
     assert schema_cache.default_cache_dir() == tmp_path / ".cache" / "ai-bridge"
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(content=st.one_of(st.binary(max_size=300), st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=10),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
     max_leaves=20).map(lambda v: json.dumps(v).encode())))
-def test_no_file_content_breaks_a_start(tmp_path: Path, content: bytes) -> None:
-    schema_cache.warm(TOOLS, tmp_path)
-    path = the_file(tmp_path)
+def test_no_file_content_breaks_a_start(tmp_path: Path, monkeypatch: Any, content: bytes) -> None:
+    monkeypatch.setattr(schema_cache, "fingerprint", lambda: "e" * 64)  # hashing our source is not what is tested
+    path = tmp_path / f"{schema_cache.PREFIX}{'e' * 32}.json"
     with open(path, "wb") as f:
         f.write(content)
     os.chmod(path, 0o600)
-    toolkit._input_schemas.clear()
-    toolkit._output_schemas.clear()
+    # The schemas stay known (recomputing them is what costs a start, not what this checks): a file wrongly taken
+    # would be seeded over them, and show.
     schema_cache.warm(TOOLS, tmp_path)
     assert served() == COMPUTED
