@@ -8,6 +8,8 @@ to one process and says why. ``-n 0`` runs serially on purpose.
 
 from __future__ import annotations
 
+import heapq
+import json
 import os
 import shlex
 import subprocess
@@ -25,12 +27,12 @@ _npm_prefetch: threading.Thread | None = None
 
 
 def auto_workers() -> int:
-    """Workers for ``-n auto``: most of an end-to-end test is waiting on a browser or a fake site, so one more
-    worker than cores keeps the cores busy. Measured on 2 cores shared with other test runs (load 15-20): 3 workers
-    13 min 55 s, 4 workers 9 min 2 s, against 16 min 28 s serial on an idle machine. More workers also means more
-    browsers competing for the CPU, and some end-to-end tests measure time: 3 is the default, and
-    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` (or ``-n``) sets another."""
-    return (os.cpu_count() or 1) + 1
+    """Workers for ``-n auto``: two more than cores. An end-to-end test keeps about one core busy (a server, a
+    browser and a fake site starting and talking), and half the workers may be in a test that mostly waits (see
+    `run_order`). Measured on this 2-core machine, idle, whole suite: 3 workers 9 min 3 s, 4 workers 8 min 10 s,
+    6 workers 8 min 26 s (the cores are the limit by then). ``PYTEST_XDIST_AUTO_NUM_WORKERS`` (or ``-n``) sets
+    another count."""
+    return (os.cpu_count() or 1) + 2
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -116,6 +118,11 @@ PROCESS_TESTS = (
 
 
 DURATIONS_KEY = "ai_bridge/durations"
+# Durations of a full run on a 2-core machine (tests of 2 s or more), for a fresh clone that has no cache yet;
+# refreshed by hand with `python -m tests.durations` now and then. A hint for the order only.
+SHIPPED_DURATIONS = Path(__file__).resolve().parent / "durations.json"
+# A test this long is mostly waiting (a browser's 30 s idle, a server's deadline): its worker is busy, the CPU is not.
+WAITING_S = 12.0
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -123,17 +130,53 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         name = item.nodeid.removeprefix("tests/")
         if name.startswith(PROCESS_TESTS):
             item.add_marker(pytest.mark.process)
-    # Longest first, so that parallel workers do not end with one long test running alone: by the last run's
-    # durations where this checkout has them (pytest's cache), else by kind (browser tests, then processes, then
-    # the rest). Every worker reads the same cache, so all collect the same order, as xdist requires.
+    items[:] = run_order(items, known_durations(config), workers())
+
+
+def known_durations(config: pytest.Config) -> dict[str, float]:
+    """The last run's durations where this checkout has them (pytest's cache), else the shipped ones. Every worker
+    reads the same files, so all collect the same order, as xdist requires."""
+    known: dict[str, float] = {}
+    try:
+        known.update(json.loads(SHIPPED_DURATIONS.read_text()))
+    except (OSError, ValueError):
+        pass
     cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
-    known: dict[str, float] = cache.get(DURATIONS_KEY, {}) if cache is not None else {}
+    if cache is not None:
+        known.update(cache.get(DURATIONS_KEY, {}))
+    return known
 
-    def kind(item: pytest.Item) -> int:
+
+def workers() -> int:
+    return int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+
+
+def run_order(items: list[pytest.Item], known: dict[str, float], n: int) -> list[pytest.Item]:
+    """The order xdist hands tests out in (one at a time, to the first free worker), planned by simulating the run:
+    longest first, so that no worker ends the run alone with a long test; but no more than half the workers at once
+    in tests that mostly wait, as the end-to-end tests that keep the cores busy would otherwise queue behind them
+    while the CPU idles (a fresh run used to start with four such waits side by side)."""
+    def guess(item: pytest.Item) -> float:
         marks = {m.name for m in item.iter_markers()}
-        return 0 if "slow" in marks else 1 if "chromium" in marks else 2 if "process" in marks else 3
+        return 30.0 if "slow" in marks else 5.0 if "chromium" in marks else 2.0 if "process" in marks else 0.05
 
-    items.sort(key=lambda item: (-known.get(item.nodeid, 0.0), kind(item)))
+    est = {id(i): known.get(i.nodeid, guess(i)) for i in items}
+    waiting = sorted((i for i in items if est[id(i)] >= WAITING_S), key=lambda i: -est[id(i)])
+    busy = sorted((i for i in items if est[id(i)] < WAITING_S), key=lambda i: -est[id(i)])
+    order: list[pytest.Item] = []
+    free = [(0.0, w) for w in range(max(1, n))]  # (when the worker is free, worker)
+    waits_end: list[float] = []  # when the waiting tests now running end
+    while waiting or busy:
+        now, w = heapq.heappop(free)
+        waits_end = [t for t in waits_end if t > now]
+        if waiting and (len(waits_end) < max(1, n // 2) or not busy):
+            item = waiting.pop(0)
+            waits_end.append(now + est[id(item)])
+        else:
+            item = busy.pop(0)
+        order.append(item)
+        heapq.heappush(free, (now + est[id(item)], w))
+    return order
 
 
 _durations: dict[str, float] = {}
