@@ -48,7 +48,7 @@ class UserChrome:
 
     async def stop_worker(self) -> str:
         """Stop the extension's service worker the way Chrome does when it idles out; → its old target id."""
-        with trio.fail_after(10):
+        with trio.fail_after(30):  # it registers once the browser has loaded the extension: slower when cold
             while (worker := await self.worker()) is None:
                 await trio.sleep(0.05)
         assert (await self.dt.send("Target.closeTarget", {"targetId": worker["targetId"]}))["success"]
@@ -70,7 +70,7 @@ async def pair_over_devtools(dt: DevTools, state_dir: Path) -> str:
     `ai-bridge pair` do) → its key id. What the user does with `ai-bridge pair` and the popup, in one step."""
     state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     code = pairing.load_or_create(state_dir).code
-    with trio.fail_after(15):
+    with trio.fail_after(30):  # the worker registers once the browser has loaded the extension: slower when cold
         while True:
             targets = (await dt.send("Target.getTargets"))["targetInfos"]
             workers = [t for t in targets if t["type"] == "service_worker" and t["url"].startswith(EXT_ORIGIN + "/")]
@@ -108,7 +108,7 @@ async def open_user_chrome(sites: FakeSites, profile: Path, *, extension: Path =
                             stderr=log, start_new_session=True)
     try:
         port_file = profile / "DevToolsActivePort"
-        with trio.fail_after(15):
+        with trio.fail_after(60):  # a first start reads Chromium from a cold disk beside other workers' starts
             while len(fields := (port_file.read_text().split() if port_file.exists() else [])) < 2:
                 await trio.sleep(0.05)
         async with open_websocket_url(f"ws://127.0.0.1:{fields[0]}{fields[1]}", max_message_size=64 << 20) as ws:
