@@ -198,6 +198,10 @@ def test_disabled_features_are_one_switch_with_the_users_own(tmp_path: Path) -> 
         "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup,Translate,X"]
     assert disabled(False) == []  # a browser you see keeps Chrome's own address bar popup
     assert disabled(False, "--disable-features=Translate") == ["--disable-features=Translate"]
+    # The doctor's and probe's offline browser goes through the same merge.
+    from supervisor.app.saved_page import browser_args
+    assert [a for a in browser_args(tmp_path, ["--disable-features=X"]) if a.startswith("--disable-features")] == [
+        "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup,X"]
 
 
 def test_missing_browser_is_a_clear_error(tmp_path: Path) -> None:

@@ -118,7 +118,7 @@ def launch_args(config: Config, extensions: Sequence[Path], profile: Path, *, pi
     disabled: list[str] = []
     if config.headless:
         args += ["--headless=new", "--disable-gpu", "--disable-dev-shm-usage"]
-        disabled += HEADLESS_DISABLED_FEATURES
+        disabled = HEADLESS_DISABLED_FEATURES
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--no-sandbox")  # Chromium refuses to run as root with its sandbox
     if pipe_loading:
@@ -126,16 +126,20 @@ def launch_args(config: Config, extensions: Sequence[Path], profile: Path, *, pi
     else:
         joined = ",".join(str(e) for e in extensions)
         args += [f"--load-extension={joined}", f"--disable-extensions-except={joined}"]
-    # Chromium heeds only the last --disable-features: the user's list and ours become one.
-    for extra in config.browser_args:
-        if extra.startswith("--disable-features="):
-            disabled += [f for f in extra.removeprefix("--disable-features=").split(",") if f]
+    return [*with_disabled_features([*args, *config.browser_args], disabled), "about:blank"]
+
+
+def with_disabled_features(args: Sequence[str], ours: Sequence[str]) -> list[str]:
+    """`args` with `ours` and every ``--disable-features`` list in them as one switch at the end: Chromium heeds only
+    the last, so the user's list would drop ours (and ours theirs)."""
+    disabled = list(ours)
+    kept: list[str] = []
+    for arg in args:
+        if arg.startswith("--disable-features="):
+            disabled += [f for f in arg.removeprefix("--disable-features=").split(",") if f]
         else:
-            args.append(extra)
-    if disabled:
-        args.append(f"--disable-features={','.join(dict.fromkeys(disabled))}")
-    args.append("about:blank")
-    return args
+            kept.append(arg)
+    return [*kept, f"--disable-features={','.join(dict.fromkeys(disabled))}"] if disabled else kept
 
 
 # --- who holds a profile ------------------------------------------------------------------------------------------

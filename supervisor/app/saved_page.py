@@ -34,6 +34,7 @@ from actors.browser.process import (
     kill_group,
     read_log_since,
     spawn,
+    with_disabled_features,
 )
 from actors.protocol.common import JSON, JSONObject, ProviderName
 from actors.protocol.provider import ProbeReport
@@ -195,11 +196,10 @@ def browser_args(profile: Path, extra: Sequence[str] = ()) -> list[str]:
     args = [f"--user-data-dir={profile}", "--headless=new", "--disable-gpu", "--no-first-run",
             "--no-default-browser-check", "--disable-background-networking", "--disable-component-update",
             "--disable-sync", "--disable-quic", "--disable-extensions", "--disable-dev-shm-usage", "--mute-audio",
-            "--host-resolver-rules=MAP * ~NOTFOUND", "--remote-debugging-pipe",
-            f"--disable-features={','.join(HEADLESS_DISABLED_FEATURES)}"]
+            "--host-resolver-rules=MAP * ~NOTFOUND", "--remote-debugging-pipe"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--no-sandbox")  # Chromium refuses to run as root with its sandbox
-    return [*args, *extra, "about:blank"]
+    return [*with_disabled_features([*args, *extra], HEADLESS_DISABLED_FEATURES), "about:blank"]
 
 
 @attrs.define
