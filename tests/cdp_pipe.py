@@ -76,6 +76,7 @@ __all__ = [
     "CDPError",
     "CDPSession",
     "JavaScriptError",
+    "devtools_url",
     "open_chromium",
 ]
 
@@ -356,6 +357,26 @@ class World:
                                                         "contextId": self.context_id})
         assert "exceptionDetails" not in res, res["exceptionDetails"]
         return res["result"].get("value")
+
+
+async def devtools_url(profile: str | os.PathLike[str], *, timeout: float,
+                       exited: Callable[[], str | None] = lambda: None) -> str:
+    """The browser endpoint a Chromium started with ``--remote-debugging-port=0`` writes into its profile's
+    ``DevToolsActivePort`` (the port, then the path). The file is created before it is written: wait for both lines.
+    `exited` says why the browser is gone, if it is (then this fails at once instead of at `timeout`)."""
+    port_file = os.path.join(profile, "DevToolsActivePort")
+    with trio.fail_after(timeout):
+        while True:
+            try:
+                with open(port_file) as f:
+                    lines = f.read().split()
+            except FileNotFoundError:
+                lines = []
+            if len(lines) >= 2 and lines[0].isdigit() and lines[1].startswith("/devtools/browser/"):
+                return f"ws://127.0.0.1:{lines[0]}{lines[1]}"
+            if (why := exited()) is not None:
+                raise RuntimeError(why)
+            await trio.sleep(0.02)
 
 
 class Browser:

@@ -24,6 +24,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from trio_websocket import open_websocket_url
 
+from .cdp_pipe import devtools_url
 from .conftest import REPO
 from .fakesites.fixture import FakeSites
 
@@ -68,15 +69,10 @@ class Bridge:
 
     @asynccontextmanager
     async def devtools(self) -> AsyncIterator[DevTools]:
-        port_file = self.profile_dir / "DevToolsActivePort"
-        # Chromium creates the file and then writes it, so an existing file can still be empty: wait for both lines.
-        # A first start on a fresh machine reads Chromium from a cold disk while two other workers start theirs:
-        # 10 s was once too short in CI. The server's own launch deadline is what a slow start must meet.
-        with trio.fail_after(60):
-            while len(fields := (port_file.read_text().split() if port_file.exists() else [])) < 2:
-                await trio.sleep(0.05)
-        port, path = fields[:2]
-        async with open_websocket_url(f"ws://127.0.0.1:{port}{path}", max_message_size=64 << 20) as ws:
+        # A first start on a fresh machine reads Chromium from a cold disk while other workers start theirs: 10 s
+        # was once too short in CI. The server's own launch deadline is what a slow start must meet.
+        url = await devtools_url(self.profile_dir, timeout=60)
+        async with open_websocket_url(url, max_message_size=64 << 20) as ws:
             yield DevTools(ws)
 
 

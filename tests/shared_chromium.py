@@ -32,7 +32,16 @@ from contextlib import asynccontextmanager
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, open_websocket_url
 
-from .cdp_pipe import CHROMIUM, DEFAULT_FLAGS, Browser, CDPConnection, CDPConnectionClosed, CDPError, _kill_group
+from .cdp_pipe import (
+    CHROMIUM,
+    DEFAULT_FLAGS,
+    Browser,
+    CDPConnection,
+    CDPConnectionClosed,
+    CDPError,
+    _kill_group,
+    devtools_url,
+)
 
 __all__ = ["ChromiumPool", "SharedChromium"]
 
@@ -136,19 +145,12 @@ class SharedChromium:
         if not self.alive():
             self.start()
         assert self.proc is not None and self.user_data_dir is not None
-        port_file = os.path.join(self.user_data_dir, "DevToolsActivePort")
-        with trio.fail_after(30):
-            while True:
-                try:
-                    with open(port_file) as f:
-                        lines = f.read().split("\n")
-                except FileNotFoundError:
-                    lines = []
-                if len(lines) >= 2 and lines[0].isdigit() and lines[1].startswith("/devtools/browser/"):
-                    return f"ws://127.0.0.1:{lines[0]}{lines[1]}"
-                if self.proc.poll() is not None:
-                    raise RuntimeError(f"Chromium exited at start ({self.proc.returncode}):\n{self._log_tail()}")
-                await trio.sleep(0.02)
+        proc = self.proc
+
+        def exited() -> str | None:
+            return None if proc.poll() is None else f"Chromium exited at start ({proc.returncode}):\n{self._log_tail()}"
+
+        return await devtools_url(self.user_data_dir, timeout=30, exited=exited)
 
     @asynccontextmanager
     async def browser(self) -> AsyncIterator[Browser]:

@@ -22,6 +22,7 @@ from trio_websocket import open_websocket_url
 from actors.browser.process import HEADLESS_DISABLED_FEATURES
 from supervisor import pairing
 
+from .cdp_pipe import devtools_url
 from .conftest import REPO
 from .e2e import CHROMIUM, DevTools
 from .fakesites.fixture import FakeSites
@@ -107,11 +108,8 @@ async def open_user_chrome(sites: FakeSites, profile: Path, *, extension: Path =
     proc = subprocess.Popen(user_chrome_args(sites, profile, extension), stdin=subprocess.DEVNULL, stdout=log,
                             stderr=log, start_new_session=True)
     try:
-        port_file = profile / "DevToolsActivePort"
-        with trio.fail_after(60):  # a first start reads Chromium from a cold disk beside other workers' starts
-            while len(fields := (port_file.read_text().split() if port_file.exists() else [])) < 2:
-                await trio.sleep(0.05)
-        async with open_websocket_url(f"ws://127.0.0.1:{fields[0]}{fields[1]}", max_message_size=64 << 20) as ws:
+        url = await devtools_url(profile, timeout=60)  # a first start reads Chromium from a cold disk
+        async with open_websocket_url(url, max_message_size=64 << 20) as ws:
             chrome = UserChrome(proc, profile, DevTools(ws))
             if pair:
                 await pair_over_devtools(chrome.dt, pair_with or profile.parent / "state")
