@@ -245,6 +245,12 @@ async def test_forms_frames_shadow_dom_and_reading(toolsite: ToolSite, tmp_path:
             assert expected in page_text
         assert '<template shadowrootmode="open">' in (await ok(b, "get_html", {"selector": "#widget"}))["text"]
 
+        # An element that moves away as the pointer arrives, another taking its place: the click lands on the
+        # element, aimed again; the events that met the other one were stopped before the page saw them.
+        await ok(b, "navigate", {"url": "https://allowed.test/jumpy"})
+        await ok(b, "click", {"selector": "#target"})
+        assert (await text_of(b, "#clicks")).split() == ["target"]
+
         # Long page: scrolling, clicking far below, screenshots.
         await ok(b, "navigate", {"url": "https://allowed.test/long"})
         await ok(b, "click", {"selector": "#bottom"})

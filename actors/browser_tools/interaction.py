@@ -13,9 +13,13 @@ document on the way lets the point (or the keyboard focus) into the next frame o
 
 from __future__ import annotations
 
-import attrs
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
-from supervisor.errors import CdpError, ElementNotFound, InvalidArgument
+import attrs
+import trio
+
+from supervisor.errors import BridgeError, CdpError, ElementNotFound, ElementNotInteractable, InvalidArgument
 
 from ..protocol.browser_tools import (
     Action,
@@ -41,6 +45,10 @@ from ..protocol.common import JSON, JSONObject
 from . import page as pg
 from .page import Page, focus_guards, frame_point, point_guards, target_json
 from .tab import FrameDoc
+
+T = TypeVar("T")
+# page.js: the point guard's refusal starts so when the element the input was aimed at moved from under the point.
+MOVED = "moved:"
 
 MODIFIERS = {"alt": ("Alt", "AltLeft", 18, 1), "control": ("Control", "ControlLeft", 17, 2),
              "ctrl": ("Control", "ControlLeft", 17, 2), "meta": ("Meta", "MetaLeft", 91, 4),
@@ -157,15 +165,76 @@ class Point:
     x: float
     y: float
     points: list[tuple[FrameDoc | None, float, float]]
+    aim: int | None  # the page script's id of the element, for the guard right before the input
 
 
 async def point(page: Page, target: Target, timeout_s: float, *, need_enabled: bool = True) -> Point:
+    """Where to act on `target`: once two looks a rendered frame apart agree. A page still laying out (fonts,
+    images, a late script) moves things for a while after load; input aimed at the first look lands beside."""
     args: JSONObject = {"target": target.as_json(), "needEnabled": need_enabled}
     doc = page.route(args)
+    deadline = trio.current_time() + timeout_s
     got = await page.op_until("point", args, timeout_s, doc=doc)
+    re_resolved = pg.flag(got, "reResolved")  # the first look found the ref's element anew; the next ones know it
+    while True:
+        await page.next_frame(doc)
+        again = await page.op_until("point", args, max(deadline - trio.current_time(), 0.0), doc=doc)
+        moved = (pg.num(again, "x"), pg.num(again, "y")) != (pg.num(got, "x"), pg.num(got, "y"))
+        got = {**again, "reResolved": re_resolved or pg.flag(again, "reResolved")}
+        if not moved:
+            break
+        if trio.current_time() > deadline:
+            raise ElementNotInteractable(f"{element_name(got)} kept moving (waited {timeout_s:g} s)",
+                                         hint=pg.INTERACT_HINT)
     points = await frame_point(page, doc, pg.num(got, "x"), pg.num(got, "y"), timeout_s)
     _, x, y = points[0]
-    return Point(got, x, y, points)
+    aim = got.get("aim")
+    return Point(got, x, y, points, aim if isinstance(aim, int) and not isinstance(aim, bool) else None)
+
+
+def element_name(got: JSONObject) -> str:
+    brief = pg.opt_brief(got.get("element"))
+    return f"the {brief.tag} {brief.name!r}" if brief is not None and brief.name else "the element"
+
+
+class Moved(Exception):
+    """The element moved from under the point: the guard refused before the input, or the armed input's events met
+    another element and were stopped (page.js `intercept`). Nothing reached the page: aim again."""
+
+
+async def aimed(page: Page, timeout_s: float, act: Callable[[], Awaitable[T]]) -> T:
+    """A pointer action (`act`: point, then guarded input), done again while the element moves from under the
+    point between our look and the input, until `timeout_s`."""
+    deadline = trio.current_time() + timeout_s
+    while True:
+        try:
+            try:
+                return await act()
+            except CdpError as exc:
+                # The guard's refusal, as the relay words an extension error: "cdp.batch failed: <refusal>".
+                refusal = exc.message.partition(" failed: ")[2]
+                if exc.ext_code == "policy_denied" and refusal.startswith(MOVED):
+                    raise Moved(refusal.removeprefix(MOVED).strip()) from exc
+                raise
+        except Moved as exc:
+            if trio.current_time() + pg.POLL_S > deadline:
+                raise ElementNotInteractable(f"the element kept moving from under the pointer: {exc} (waited "
+                                             f"{timeout_s:g} s)", hint=pg.INTERACT_HINT) from exc
+        await trio.sleep(pg.POLL_S)
+
+
+async def landed(page: Page, at: Point) -> None:
+    """After armed input: raise `Moved` when its events met another element (they were stopped there)."""
+    if at.aim is None:
+        return
+    try:
+        got = await page.op("aimed", {"aim": at.aim}, doc=at.points[-1][0])
+    except BridgeError:
+        # The document the input went to is gone (a link it followed, a page or frame it closed): it landed.
+        return
+    missed = got.get("missed")
+    if isinstance(missed, str):
+        raise Moved(missed.removeprefix(MOVED).strip())
 
 
 def _report(page: Page, action: Action, got: JSONObject, *, x: float | None = None, y: float | None = None,
@@ -179,30 +248,43 @@ def _report(page: Page, action: Action, got: JSONObject, *, x: float | None = No
 NEW_TAB_MODIFIERS = 2 | 4 | 8
 
 
-async def pointer_guard(page: Page, at: Point, *, new_tab: bool = False) -> list[tuple[str, JSONObject]]:
+async def pointer_guard(page: Page, at: Point, *, new_tab: bool = False,
+                        arm: bool = False) -> list[tuple[str, JSONObject]]:
     """Right before pointer input: the point is not inside a sealed frame (nor, on the way to an element in an open
-    frame, anywhere but in that frame) and, for a new-tab click, what it opens is allowed (page.js `pointGuard`,
-    run by the extension in the same batch)."""
-    return await point_guards(page, at.points, new_tab)
+    frame, anywhere but in that frame), it is still on the element and, for a new-tab click, what it opens is
+    allowed (page.js `pointGuard`, run by the extension in the same batch). `arm`: the input's events must reach
+    the element, or they are stopped (see `landed`)."""
+    return await point_guards(page, at.points, new_tab, at.aim, arm=arm)
 
 
 async def click(page: Page, msg: Click) -> ActionReport:
-    at = await point(page, msg.target, msg.timeout_s)
-    got, x, y = at.got, at.x, at.y
     mods = modifier_mask(msg.modifiers)
     new_tab = msg.button is MouseButton.MIDDLE or bool(mods & NEW_TAB_MODIFIERS)
-    cmds = [FRONT, *await pointer_guard(page, at, new_tab=new_tab), mouse("mouseMoved", x, y, modifiers=mods)]
-    for n in range(1, msg.click_count + 1):
-        cmds.append(mouse("mousePressed", x, y, button=msg.button.value, clickCount=n, modifiers=mods))
-        cmds.append(mouse("mouseReleased", x, y, button=msg.button.value, clickCount=n, modifiers=mods))
-    await page.cdp.batch(cmds, timeout_s=10)
-    return _report(page, Action.CLICK, got, x=x, y=y)
+
+    async def act() -> ActionReport:
+        at = await point(page, msg.target, msg.timeout_s)
+        x, y = at.x, at.y
+        cmds = [FRONT, *await pointer_guard(page, at, new_tab=new_tab, arm=True),
+                mouse("mouseMoved", x, y, modifiers=mods)]
+        for n in range(1, msg.click_count + 1):
+            cmds.append(mouse("mousePressed", x, y, button=msg.button.value, clickCount=n, modifiers=mods))
+            cmds.append(mouse("mouseReleased", x, y, button=msg.button.value, clickCount=n, modifiers=mods))
+        await page.cdp.batch(cmds, timeout_s=10)
+        await landed(page, at)
+        return _report(page, Action.CLICK, at.got, x=x, y=y)
+
+    return await aimed(page, msg.timeout_s, act)
 
 
 async def hover(page: Page, msg: Hover) -> ActionReport:
-    at = await point(page, msg.target, msg.timeout_s, need_enabled=False)
-    await page.cdp.batch([FRONT, *await pointer_guard(page, at), mouse("mouseMoved", at.x, at.y)], timeout_s=10)
-    return _report(page, Action.HOVER, at.got, x=at.x, y=at.y)
+    async def act() -> ActionReport:
+        at = await point(page, msg.target, msg.timeout_s, need_enabled=False)
+        await page.cdp.batch([FRONT, *await pointer_guard(page, at, arm=True), mouse("mouseMoved", at.x, at.y)],
+                             timeout_s=10)
+        await landed(page, at)
+        return _report(page, Action.HOVER, at.got, x=at.x, y=at.y)
+
+    return await aimed(page, msg.timeout_s, act)
 
 
 # The extension runs at most this many commands in one cdp.batch (extension/executor.js MAX_BATCH).
@@ -293,19 +375,22 @@ async def drag(page: Page, msg: Drag) -> ActionReport:
     if pg.flag(html5, "html5"):
         return ActionReport(page.tab.tab_id, Action.DRAG, page.tab.url, element=pg.opt_brief(html5.get("element")),
                             to_element=pg.opt_brief(html5.get("toElement")))
-    src = await point(page, msg.source, msg.timeout_s, need_enabled=False)
-    dst = await point(page, msg.dest, msg.timeout_s, need_enabled=False)
-    x0, y0, x1, y1 = src.x, src.y, dst.x, dst.y
-    steps = 8  # intermediate moves: drag libraries look for movement past a threshold
-    cmds = [FRONT, *await pointer_guard(page, src), *await pointer_guard(page, dst), mouse("mouseMoved", x0, y0),
-            mouse("mousePressed", x0, y0, button="left", clickCount=1)]
-    for i in range(1, steps + 1):
-        cmds.append(mouse("mouseMoved", x0 + (x1 - x0) * i / steps, y0 + (y1 - y0) * i / steps, button="left",
-                          buttons=1))
-    cmds.append(mouse("mouseReleased", x1, y1, button="left", clickCount=1))
-    await page.cdp.batch(cmds, timeout_s=10)
-    return ActionReport(page.tab.tab_id, Action.DRAG, page.tab.url, element=pg.opt_brief(src.got.get("element")),
-                        to_element=pg.opt_brief(dst.got.get("element")), x=x1, y=y1)
+    async def act() -> ActionReport:
+        src = await point(page, msg.source, msg.timeout_s, need_enabled=False)
+        dst = await point(page, msg.dest, msg.timeout_s, need_enabled=False)
+        x0, y0, x1, y1 = src.x, src.y, dst.x, dst.y
+        steps = 8  # intermediate moves: drag libraries look for movement past a threshold
+        cmds = [FRONT, *await pointer_guard(page, src), *await pointer_guard(page, dst), mouse("mouseMoved", x0, y0),
+                mouse("mousePressed", x0, y0, button="left", clickCount=1)]
+        for i in range(1, steps + 1):
+            cmds.append(mouse("mouseMoved", x0 + (x1 - x0) * i / steps, y0 + (y1 - y0) * i / steps, button="left",
+                              buttons=1))
+        cmds.append(mouse("mouseReleased", x1, y1, button="left", clickCount=1))
+        await page.cdp.batch(cmds, timeout_s=10)
+        return ActionReport(page.tab.tab_id, Action.DRAG, page.tab.url, element=pg.opt_brief(src.got.get("element")),
+                            to_element=pg.opt_brief(dst.got.get("element")), x=x1, y=y1)
+
+    return await aimed(page, msg.timeout_s, act)
 
 
 async def fill_form(page: Page, msg: FillForm) -> FillReport:

@@ -481,11 +481,60 @@
     if (hit && sealed(hit)) {
       fail('policy_denied', `${describe(el)} is, at (${Math.round(x)}, ${Math.round(y)}), ${describe(hit)}: ${SEALED}; input there is refused`);
     }
-    const labelFor = hit?.tagName === 'LABEL' && hit.control === el;
-    if (hit && !containsComposed(el, hit) && !labelFor && !containsComposed(hit, el)) {
+    if (hit && !onTarget(el, hit)) {
       fail('element_not_interactable', `${describe(el)} is covered by ${describe(hit)} at (${Math.round(x)}, ${Math.round(y)})`, true);
     }
-    return { x, y, element: brief(el), reResolved };
+    return { x, y, element: brief(el), reResolved, aim: aim(el) };
+  }
+
+  /** Input at `hit` reaches `el`: it is the element, inside it, or its label. (Not an element around it: that is
+   * what a click meets once the element moved away.) */
+  function onTarget(el, hit) {
+    return containsComposed(el, hit) || (hit.tagName === 'LABEL' && hit.control === el);
+  }
+
+  // The elements pointer actions were aimed at, by the id `point` returned: right before the input, the point guard
+  // checks the point is still on it. A page still laying out moves things between our look and the click, which
+  // would then land beside the element, on whatever is there now.
+  const aimed = new Map();
+  let aimSeq = 0;
+  function aim(el) {
+    aimed.set(++aimSeq, new WeakRef(el));
+    if (aimed.size > 16) aimed.delete(aimed.keys().next().value);
+    return aimSeq;
+  }
+
+  /** Starts the point guard's refusal when the aimed element moved: the server then aims again (never an error of
+   * the policy's). */
+  const MOVED = 'moved:';
+
+  // Pointer input a guard armed for (click, hover): a trusted event of these kinds that reaches another element is
+  // stopped before the page's own listeners see it, and the server, asking afterwards (`aimed`), aims again. The
+  // guard checks the point right before the input, but a page whose layout or scroll is still settling can move
+  // the element between that check and the event.
+  const AIM_EVENTS = ['pointermove', 'mousemove', 'pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click',
+    'auxclick', 'dblclick', 'contextmenu'];
+  const ARMED_MS = 10_000;
+  let armed = null;
+  function intercept(e) {
+    if (!armed || !e.isTrusted) return;
+    if (performance.now() > armed.until) {
+      armed = null;
+      return;
+    }
+    const hit = e.composedPath()[0];
+    if (hit instanceof Element && onTarget(armed.el, hit)) return;
+    armed.missed ??= `${MOVED} the ${e.type} reached ${describe(hit instanceof Element ? hit : null)}, not ${describe(armed.el)}`;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+  }
+  for (const type of AIM_EVENTS) addEventListener(type, intercept, { capture: true });
+
+  /** After armed input: null, or how it missed (its events were stopped). Disarms. */
+  function aimedVerdict(aimId) {
+    const verdict = armed && armed.aim === aimId ? armed.missed : null;
+    armed = null;
+    return { missed: verdict };
   }
 
   // ---- input guards: input never lands in a sealed frame, and a new-tab click never opens a denied URL -----------
@@ -511,13 +560,20 @@
 
   /** true, or why input at (x, y) is refused. `frame`: the key of the open frame the input is meant to enter here
    * (the guard of that frame's own world checks where it lands inside). */
-  function pointGuard(x, y, newTab, frame) {
+  function pointGuard(x, y, newTab, frame, aimId, arm) {
     const hit = deepHit(x, y);
     if (hit && frame !== undefined && frame !== null) {
       return openKey(hit) === frame ? true
         : `(${Math.round(x)}, ${Math.round(y)}) is on ${describe(hit)}, not on the frame the element is in: input refused`;
     }
     if (hit && sealed(hit)) return `(${Math.round(x)}, ${Math.round(y)}) is inside ${describe(hit)}, ${SEALED}: input there is refused`;
+    if (Number.isInteger(aimId)) {
+      const el = aimed.get(aimId)?.deref();
+      if (!el || !el.isConnected || !hit || !onTarget(el, hit)) {
+        return `${MOVED} ${describe(el)} is no longer at (${Math.round(x)}, ${Math.round(y)}): ${describe(hit)} is`;
+      }
+      if (arm === true) armed = { aim: aimId, el, missed: null, until: performance.now() + ARMED_MS };
+    }
     if (newTab) {
       const url = hit && opensAt(hit);
       if (url !== null && url !== undefined && !url.startsWith('javascript:') && !urlOk(url)) {
@@ -1322,6 +1378,7 @@
     hello: () => ({ status: performance.getEntriesByType?.('navigation')?.[0]?.responseStatus || null }),
     snapshot,
     point: (a) => pointAt(a.target, { needEnabled: a.needEnabled }),
+    aimed: (a) => aimedVerdict(a.aim),
     focus: (a) => focusField(a.target, a.clear),
     focusAny: (a) => {
       const { el, reResolved } = resolve(a.target);
@@ -1378,7 +1435,7 @@
       try {
         // In a frame's own world: its document must still be one the tools may read.
         if (!docAllowed(document)) return `the frame is now ${location.href.slice(0, 200)}, ${SEALED}: refused`;
-        if (kind === 'point') return pointGuard(a.x, a.y, a.newTab === true, a.frame);
+        if (kind === 'point') return pointGuard(a.x, a.y, a.newTab === true, a.frame, a.aim, a.arm);
         if (kind === 'focus') return focusGuard(a.frame);
         if (kind === 'mask') return maskHeld();
         return `unknown guard ${kind}`;

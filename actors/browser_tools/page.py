@@ -52,6 +52,10 @@ log = logging.getLogger("ai_bridge.browser_tools")
 CONTEXT_GONE = ("Cannot find context", "Execution context was destroyed", "Cannot find default execution context",
                 "Inspected target navigated", "Execution context with given id not found", "No frame for given id")
 POLL_S = 0.05
+# Resolves true once the page starts its next frame (false in a hidden tab, where none comes; the timer is a floor
+# for a page whose frames stall).
+NEXT_FRAME = ("document.hidden ? false : new Promise(r => { requestAnimationFrame(() => r(true)); "
+              "setTimeout(() => r(true), 200); })")
 GUARD_KEY = "aibGuard"  # extension/executor.js: a cdp.batch command with this param is a guard
 
 REF_HINT = "Take a new snapshot and use a ref from it."
@@ -90,6 +94,18 @@ class Page:
                    timeout_s: float = 10.0) -> JSONObject:
         """A CDP command to the tab, or to the session of a frame's document."""
         return await self.cdp.send(method, at(params, doc), timeout_s=timeout_s)
+
+    async def next_frame(self, doc: FrameDoc | None = None) -> None:
+        """Until the page has rendered its next frame (a hidden tab renders none: a short pause instead)."""
+        try:
+            got = await self.send("Runtime.evaluate", {"expression": NEXT_FRAME, "contextId": await self.world(doc),
+                                                       "awaitPromise": True, "returnByValue": True}, doc, timeout_s=5)
+        except BridgeError as exc:
+            if not context_gone(exc):
+                raise
+            return  # a new document: the next look finds it
+        if _obj(got.get("result", {}), "result").get("value") is not True:
+            await trio.sleep(POLL_S)
 
     async def world(self, doc: FrameDoc | None = None) -> int:
         if doc is not None:
@@ -471,14 +487,17 @@ async def guard(page: Page, kind: str, args: JSONObject | None = None, *, doc: F
 
 
 async def point_guards(page: Page, points: list[tuple[FrameDoc | None, float, float]],
-                       new_tab: bool) -> list[tuple[str, JSONObject]]:
+                       new_tab: bool, aim: int | None = None, *, arm: bool = False) -> list[tuple[str, JSONObject]]:
     """The point guard of every document from the top down to the element's (`points`: each document with the
-    point in its own viewport, outermost first): each lets the input into the next frame only."""
+    point in its own viewport, outermost first): each lets the input into the next frame only, and the last one
+    onto the element the `point` op aimed at (`aim`) only (`arm`: and stops the input's events that miss it)."""
     out = []
     for i, (doc, x, y) in enumerate(points):
         below = [d for d, _, _ in points[i + 1:] if d is not None]
         args: JSONObject = {"x": x, "y": y, "newTab": new_tab and not below,
                             "frame": below[0].key if below else None}
+        if i == len(points) - 1 and aim is not None:
+            args.update(aim=aim, arm=arm)
         out.append(await guard(page, "point", args, doc=doc, frames=tuple(d.frame_id for d in below if d.oopif)))
     return out
 
