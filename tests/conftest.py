@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 import json
 import os
+import resource
 import shlex
 import subprocess
 import sys
@@ -27,12 +28,12 @@ _npm_prefetch: threading.Thread | None = None
 
 
 def auto_workers() -> int:
-    """Workers for ``-n auto``: two more than cores. An end-to-end test keeps about one core busy (a server, a
-    browser and a fake site starting and talking), and half the workers may be in a test that mostly waits (see
-    `run_order`). Measured on this 2-core machine, idle, whole suite: 3 workers 9 min 3 s, 4 workers 8 min 10 s,
-    6 workers 8 min 26 s (the cores are the limit by then). ``PYTEST_XDIST_AUTO_NUM_WORKERS`` (or ``-n``) sets
-    another count."""
-    return (os.cpu_count() or 1) + 2
+    """Workers for ``-n auto``: four more than cores. An end-to-end test keeps about 2/3 of a core busy (a server, a
+    browser and a fake site take turns), and some tests mostly wait on timers (see `run_order`), so the cores need
+    more workers than themselves. Measured on this 2-core machine, idle, whole suite: 3 workers 9 min 3 s, 4 workers
+    7:44 to 8:17 (a quarter of the cores idle while the timer tests ran), 6 workers 7:15 (the cores busy throughout:
+    28 of 874 core-seconds idle). ``PYTEST_XDIST_AUTO_NUM_WORKERS`` (or ``-n``) sets another count."""
+    return (os.cpu_count() or 1) + 4
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -118,11 +119,13 @@ PROCESS_TESTS = (
 
 
 DURATIONS_KEY = "ai_bridge/durations"
-# Durations of a full run on a 2-core machine (tests of 2 s or more), for a fresh clone that has no cache yet;
-# refreshed by hand with `python -m tests.durations` now and then. A hint for the order only.
+CPU_KEY = "ai_bridge/cpu"
+# Durations and CPU of a full run on a 2-core machine with 6 workers (tests of 2 s or more), for a fresh clone that
+# has no cache yet; refreshed by hand with `python -m tests.durations` now and then. A hint for the order only.
 SHIPPED_DURATIONS = Path(__file__).resolve().parent / "durations.json"
-# A test this long is mostly waiting (a browser's 30 s idle, a server's deadline): its worker is busy, the CPU is not.
-WAITING_S = 12.0
+# A test that keeps less than this share of a core busy (CPU over wall time; with 6 workers on 2 cores a busy test
+# gets about a third of one) mostly waits: a browser's 30 s idle, a server's deadline, a page that never answers.
+WAITING_SHARE = 0.15
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -130,20 +133,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         name = item.nodeid.removeprefix("tests/")
         if name.startswith(PROCESS_TESTS):
             item.add_marker(pytest.mark.process)
-    items[:] = run_order(items, known_durations(config), workers())
+    items[:] = run_order(items, known_costs(config), workers())
 
 
-def known_durations(config: pytest.Config) -> dict[str, float]:
-    """The last run's durations where this checkout has them (pytest's cache), else the shipped ones. Every worker
-    reads the same files, so all collect the same order, as xdist requires."""
-    known: dict[str, float] = {}
+def known_costs(config: pytest.Config) -> dict[str, tuple[float, float | None]]:
+    """Each test's last wall time and CPU (None: not known) where this checkout has them (pytest's cache), else the
+    shipped ones. Every worker reads the same files, so all collect the same order, as xdist requires."""
+    known: dict[str, tuple[float, float | None]] = {}
     try:
-        known.update(json.loads(SHIPPED_DURATIONS.read_text()))
-    except (OSError, ValueError):
+        for k, v in json.loads(SHIPPED_DURATIONS.read_text()).items():
+            known[k] = (float(v[0]), float(v[1])) if isinstance(v, list) else (float(v), None)
+    except (OSError, ValueError, TypeError, IndexError):
         pass
     cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
     if cache is not None:
-        known.update(cache.get(DURATIONS_KEY, {}))
+        cpu = cache.get(CPU_KEY, {})
+        for k, d in cache.get(DURATIONS_KEY, {}).items():
+            known[k] = (d, cpu.get(k, known.get(k, (0.0, None))[1]))
     return known
 
 
@@ -151,25 +157,37 @@ def workers() -> int:
     return int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 
 
-def run_order(items: list[pytest.Item], known: dict[str, float], n: int) -> list[pytest.Item]:
+def run_order(items: list[pytest.Item], known: dict[str, tuple[float, float | None]], n: int) -> list[pytest.Item]:
     """The order xdist hands tests out in (one at a time, to the first free worker), planned by simulating the run:
-    longest first, so that no worker ends the run alone with a long test; but no more than half the workers at once
-    in tests that mostly wait, as the end-to-end tests that keep the cores busy would otherwise queue behind them
-    while the CPU idles (a fresh run used to start with four such waits side by side)."""
-    def guess(item: pytest.Item) -> float:
-        marks = {m.name for m in item.iter_markers()}
-        return 30.0 if "slow" in marks else 5.0 if "chromium" in marks else 2.0 if "process" in marks else 0.05
+    longest first, so that no worker ends the run alone with a long test; but tests that mostly wait (on a timer,
+    a deadline) go out alongside the ones that keep the cores busy, a few at a time from the start, never side by
+    side in a row of their own while the cores idle (a fresh run once began with four such waits)."""
+    cores = os.cpu_count() or 1
 
-    est = {id(i): known.get(i.nodeid, guess(i)) for i in items}
-    waiting = sorted((i for i in items if est[id(i)] >= WAITING_S), key=lambda i: -est[id(i)])
-    busy = sorted((i for i in items if est[id(i)] < WAITING_S), key=lambda i: -est[id(i)])
+    def guess(item: pytest.Item) -> tuple[float, float | None]:
+        marks = {m.name for m in item.iter_markers()}
+        d = 30.0 if "slow" in marks else 5.0 if "chromium" in marks else 2.0 if "process" in marks else 0.05
+        return d, None
+
+    cost = {id(i): known.get(i.nodeid) or guess(i) for i in items}
+    est = {k: d for k, (d, _) in cost.items()}
+
+    def waits(item: pytest.Item) -> bool:
+        d, c = cost[id(item)]
+        return c / d < WAITING_SHARE if c is not None and d >= 2.0 else d >= 12.0
+
+    waiting = sorted((i for i in items if waits(i)), key=lambda i: -est[id(i)])
+    busy = sorted((i for i in items if not waits(i)), key=lambda i: -est[id(i)])
+    # Workers left for the busy tests: enough to keep every core busy (an end-to-end test alone keeps about 2/3 of a
+    # core busy: its server, browser and fake site take turns), the rest may wait at once.
+    at_once = max(1, n - cores - 1)
     order: list[pytest.Item] = []
     free = [(0.0, w) for w in range(max(1, n))]  # (when the worker is free, worker)
     waits_end: list[float] = []  # when the waiting tests now running end
     while waiting or busy:
         now, w = heapq.heappop(free)
         waits_end = [t for t in waits_end if t > now]
-        if waiting and (len(waits_end) < max(1, n // 2) or not busy):
+        if waiting and (len(waits_end) < at_once or not busy):
             item = waiting.pop(0)
             waits_end.append(now + est[id(item)])
         else:
@@ -180,19 +198,42 @@ def run_order(items: list[pytest.Item], known: dict[str, float], n: int) -> list
 
 
 _durations: dict[str, float] = {}
+_cpu: dict[str, float] = {}
+_CPU_START = pytest.StashKey[float]()
+
+
+def cpu_seconds() -> float:
+    """CPU this process and its reaped children used so far. A test's servers and browsers are its process's
+    children (a browser is the server's, reaped by it), so the difference over a test is what it cost the cores."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    if call.when == "setup":
+        item.stash[_CPU_START] = cpu_seconds()
+    report = yield
+    if call.when == "teardown" and _CPU_START in item.stash:
+        report.user_properties.append(("cpu_s", round(cpu_seconds() - item.stash[_CPU_START], 2)))
+    return report
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + report.duration  # setup, call and teardown
+    for key, value in report.user_properties:
+        if key == "cpu_s" and isinstance(value, int | float):
+            _cpu[report.nodeid] = float(value)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     cache = getattr(session.config, "cache", None)
     if hasattr(session.config, "workerinput") or cache is None or not _durations:
         return
-    known = cache.get(DURATIONS_KEY, {})
-    known.update(_durations)
-    cache.set(DURATIONS_KEY, known)
+    for key, new in ((DURATIONS_KEY, _durations), (CPU_KEY, _cpu)):
+        known = cache.get(key, {})
+        known.update(new)
+        cache.set(key, known)
 
 
 @pytest.fixture(scope="session", autouse=True)
