@@ -16,7 +16,7 @@ from actors.cdp import TabInfo
 from actors.protocol import browser_tools as bt
 from actors.protocol.browser import BrowserStatus, EnsureBrowser, Ownership
 from actors.protocol.relay import LinkStatus
-from supervisor.errors import CdpError, TargetGone
+from supervisor.errors import CdpError, ExtensionDisconnected, TargetGone
 
 
 @attrs.define
@@ -155,3 +155,34 @@ def test_a_screenshot_too_big_for_a_frame_is_retaken_as_jpeg_then_smaller() -> N
     capture, fmt, warning = _smaller(capture, 30_000_000, ImageFormat.PNG)
     scale = capture[1]["clip"]["scale"]  # type: ignore[index]
     assert 0.05 <= scale <= (FIT_CHARS / 30_000_000) ** 0.5 and "scaled to" in warning
+
+
+@pytest.mark.parametrize("request_, again", [
+    (bt.GetText(), True),
+    (bt.TabsList(), True),
+    (bt.Click(bt.Target(selector="#a")), False),
+    (bt.HandleDialog(accept=False), False),
+])
+async def test_a_read_that_meets_a_dropped_link_is_done_again_never_an_action(request_: bt.BrowserToolsRequest,
+                                                                             again: bool) -> None:
+    """The browser was killed and its socket closed, but the relay had not noticed when the call went out: the
+    pending command fails with extension_disconnected. A read is done again (it meets the browser as it now is); an
+    action may have happened, so it is the agent's to repeat."""
+    world = FakeWorld(Report(Ownership.LAUNCHED, 100), Report(None, None, "profile-A"))
+    tools = tools_in(world, ToolsBook())
+    tries: list[object] = []
+
+    async def run_request(msg: bt.BrowserToolsRequest) -> Any:
+        tries.append(msg)
+        if len(tries) == 1:
+            raise ExtensionDisconnected("the browser extension disconnected while a command was pending")
+        return "read again"
+
+    tools.run_request = run_request  # type: ignore[method-assign]
+    if again:
+        assert await tools.handle(request_) == "read again"
+        assert tries == [request_, request_]
+    else:
+        with pytest.raises(ExtensionDisconnected):
+            await tools.handle(request_)
+        assert tries == [request_]

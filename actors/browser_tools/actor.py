@@ -30,6 +30,7 @@ from supervisor.errors import (
     Detached,
     DevtoolsOpen,
     DialogOpen,
+    ExtensionDisconnected,
     NoTarget,
     PolicyDenied,
     TabClosed,
@@ -95,7 +96,7 @@ from ..protocol.common import JSONObject
 from ..protocol.relay import RELAY, LinkStatus, TabEvent
 from . import downloads, emulation, interaction, navigation, reading
 from .page import Page
-from .policy import Policy, denied, normalize_url, policy_host
+from .policy import CAPABILITY, Capability, Policy, denied, normalize_url, policy_host
 from .tab import ToolsBook, ToolTab
 
 log = logging.getLogger("ai_bridge.browser_tools")
@@ -443,6 +444,17 @@ class BrowserTools:
         if isinstance(msg, ToolsStatus):
             return msg.reply(self.status())
         self.policy.require(msg, tool_name(msg))
+        try:
+            return await self.run_request(msg)
+        except ExtensionDisconnected:
+            if not repeatable(msg):
+                raise  # it may have acted before the link dropped: doing it again is the agent's call
+            # The link dropped under a read: the browser died (its socket closed before the relay noticed) or the
+            # extension restarted. Reading again is harmless, and meets the browser as it now is.
+            log.info("browser tools: the extension link dropped during %s; reading again", tool_name(msg))
+            return await self.run_request(msg)
+
+    async def run_request(self, msg: BrowserToolsRequest) -> Reply[object]:
         await self.ensure_browser()
         match msg:
             case TabsList():
@@ -506,8 +518,15 @@ class BrowserTools:
                 return msg.reply(await self.on_tab(msg.tab_id, lambda p: emulation.emulate(p, msg)))
             case Resize():
                 return msg.reply(await self.on_tab(msg.tab_id, lambda p: emulation.resize(p, msg)))
+            case ToolsStatus():
+                return msg.reply(self.status())
             case _:
                 assert_never(msg)
+
+
+def repeatable(msg: BrowserToolsRequest) -> bool:
+    """A request that only reads (answering a dialog is not: the dialog would be gone)."""
+    return CAPABILITY[type(msg)] is Capability.READ and not isinstance(msg, HandleDialog)
 
 
 OLD_EXTENSION = ("Reload the ai-bridge extension in chrome://extensions (the reload icon on its card): it is older "
