@@ -45,8 +45,10 @@ USE_OPEN_TABS = {"AI_BRIDGE_USE_OPEN_TABS": "true"}  # may drive a tab the user 
 # --- helpers ---------------------------------------------------------------------------------------------------------
 
 
-async def eventually(probe: Callable[[], Awaitable[Any]], timeout: float, what: str, interval: float = 0.1) -> Any:
-    """Poll `probe` until it returns something truthy; return that."""
+async def eventually(probe: Callable[[], Awaitable[Any]], timeout: float, what: str, interval: float = 0.05) -> Any:
+    """Poll `probe` until it returns something truthy; return that. The pause grows from `interval` to 0.3 s: a
+    probe is a real round trip (a bridge_status call costs the client and the server ~4 ms of CPU), and most waits
+    here are for a browser start of a second or two."""
     deadline = trio.current_time() + timeout
     while True:
         got = await probe()
@@ -55,6 +57,7 @@ async def eventually(probe: Callable[[], Awaitable[Any]], timeout: float, what: 
         if trio.current_time() > deadline:
             raise AssertionError(f"not within {timeout:g}s: {what}")
         await trio.sleep(interval)
+        interval = min(interval * 1.5, max(interval, 0.3))
 
 
 async def linked_status(b: Bridge, timeout: float = 20) -> dict[str, Any]:
