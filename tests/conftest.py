@@ -52,7 +52,18 @@ def _isolation_problem() -> str | None:
     return None if done.returncode == 0 else (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
 
 
+def keep_bytecode() -> None:
+    """Under PYTHONDONTWRITEBYTECODE (some CI images set it) each of the run's ~400 Python processes, servers and
+    CLIs, would compile our sources anew (0.17 CPU-s of a server's start), and each worker would rewrite the test
+    modules' asserts anew. The run writes bytecode as Python does by default, into the git-ignored __pycache__
+    folders (the standard library and the venv have theirs already). The workers and every process the tests start
+    inherit this."""
+    if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
+        sys.dont_write_bytecode = False
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    keep_bytecode()
     tx = getattr(config.option, "tx", None)
     if hasattr(config, "workerinput") or not tx or config.getoption("dist", "no") == "no":
         return
