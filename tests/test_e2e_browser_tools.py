@@ -303,6 +303,11 @@ async def test_forms_frames_shadow_dom_and_reading(toolsite: ToolSite, tmp_path:
         assert (await ok(b, "navigate", {"url": "https://allowed.test/redirect-allowed"}))["url"] == \
             "https://sub.allowed.test/landing"
 
+        # Committed, but its body comes later: the document has no element yet. Reading it is reading nothing.
+        await ok(b, "navigate", {"url": "https://allowed.test/late-body?ms=2000", "wait_until": "commit"})
+        assert (await ok(b, "get_text"))["text"] in ("", "Arrived late")
+        await ok(b, "wait_for", {"text": "Arrived late"})
+
 
 # --- the domain policy, on the server and in the extension ------------------------------------------------------------
 

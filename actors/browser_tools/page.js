@@ -168,7 +168,7 @@
 
   /** Every element under `root` (inclusive) in document order, through open shadow roots and same-origin frames. */
   function* allElements(root) {
-    const stack = [root];
+    const stack = root ? [root] : []; // none: a document just committed, before its first element
     while (stack.length) {
       const n = stack.pop();
       if (n.nodeType === 1) {
@@ -972,6 +972,7 @@
   /** Rendered text, like innerText, but through open shadow roots and same-origin frames (innerText enters
    * neither). Subtrees without either are innerText's, so the common case costs what innerText costs. */
   function visibleText(el) {
+    if (!el) return ''; // a document just committed has no element yet (a wait for text waits on)
     let special = false;
     for (const e of allElements(el)) {
       if (e.shadowRoot || frameDoc(e) || openKey(e) !== undefined) {
@@ -1037,6 +1038,7 @@
     'VIDEO', 'AUDIO', 'IFRAME', 'OBJECT', 'EMBED']);
 
   function markdown(root) {
+    if (!root) return '';
     const out = [];
     const inline = (node) => {
       if (node.nodeType === 3) return node.data.replace(/\s+/g, ' ');

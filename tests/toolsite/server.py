@@ -78,6 +78,14 @@ class Site:
                 break
         if not path.startswith("/__"):
             self.log.append({"host": host, "path": path, "method": scope["method"]})
+        if path == "/late-body":  # the headers now, the page later: a committed document without any element
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-type", b"text/html; charset=utf-8"), (b"cache-control", b"no-store")]})
+            await send({"type": "http.response.body", "body": b"", "more_body": True})
+            await trio.sleep(float(query.get("ms", ["1500"])[0]) / 1000)
+            await send({"type": "http.response.body",
+                        "body": b"<!doctype html><title>Late</title><p>Arrived late</p>"})
+            return
         status, ctype, content, extra = await self.route(host, path, query, scope["method"], body)
         hdrs = [(b"content-type", ctype.encode()), (b"cache-control", b"no-store")]
         hdrs += [(k.encode(), v.encode()) for k, v in extra.items()]
