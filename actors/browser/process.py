@@ -404,30 +404,45 @@ def spawn(path: str, args: list[str], log_fd: int, *, tied: bool) -> tuple[Brows
         if tied:
             _die_with_parent()
 
+    # The keeper holds the pipe before the browser starts: killed right after the launch, we leave no moment in
+    # which the browser's pipe has no other holder (it would close, and the user's window with it).
+    keeper = None if tied else _spawn_keeper(to_child_w, from_child_r)
     try:
-        popen = subprocess.Popen(
-            [path, *args], stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd, start_new_session=True,
-            preexec_fn=setup, pass_fds=(3, 4))
-    except BaseException:
-        for fd in (to_child_w, from_child_r):
-            os.close(fd)
-        raise
+        try:
+            popen = subprocess.Popen(
+                [path, *args], stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd, start_new_session=True,
+                preexec_fn=setup, pass_fds=(3, 4))
+        except BaseException:
+            for fd in (to_child_w, from_child_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(to_child_r)
+            os.close(from_child_w)
+        if keeper is not None:
+            os.write(keeper, f"{popen.pid}\n".encode())
     finally:
-        os.close(to_child_r)
-        os.close(from_child_w)
-    if not tied:
-        _spawn_keeper(popen.pid, to_child_w, from_child_r)
+        if keeper is not None:
+            os.close(keeper)  # no pid written: no browser, and the keeper leaves
     return BrowserProcess(popen), to_child_w, from_child_r
 
 
 # The keeper: while we live it only holds the pipe ends; once we are gone (or a zombie) it drains what the browser
 # writes (a full pipe would stall its DevTools thread) until the browser exits. It forks away at once, so that nobody
-# has to reap it.
+# has to reap it. It starts before the browser and reads the browser's pid on stdin: none (end of input) while we
+# live means the launch failed; none because we died mid-launch, it drains the pipe until the browser is gone.
 KEEPER = """
 import os, sys, time
 if os.fork():
     os._exit(0)
-owner, browser, w, r = map(int, sys.argv[1:5])
+owner, w, r = map(int, sys.argv[1:4])
+got = b""
+while not got.endswith(b"\\n"):
+    part = os.read(0, 32)
+    if not part:
+        break
+    got += part
+browser = int(got) if got.strip().isdigit() else None
 def alive(pid):
     try:
         os.kill(pid, 0)
@@ -441,7 +456,7 @@ def alive(pid):
     except OSError:
         return True
 while alive(owner):
-    if not alive(browser):
+    if browser is None or not alive(browser):
         sys.exit(0)
     time.sleep(1)
 os.set_blocking(r, True)
@@ -453,12 +468,21 @@ except OSError:
 """
 
 
-def _spawn_keeper(browser_pid: int, write_fd: int, read_fd: int) -> None:
-    keeper = subprocess.Popen(
-        [sys.executable, "-S", "-c", KEEPER, str(os.getpid()), str(browser_pid), str(write_fd), str(read_fd)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        pass_fds=(write_fd, read_fd))
+def _spawn_keeper(write_fd: int, read_fd: int) -> int:
+    """Start the keeper holding the pipe ends; the fd to write the browser's pid to."""
+    pid_r, pid_w = os.pipe()
+    try:
+        keeper = subprocess.Popen(
+            [sys.executable, "-S", "-c", KEEPER, str(os.getpid()), str(write_fd), str(read_fd)],
+            stdin=pid_r, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            pass_fds=(write_fd, read_fd))
+    except BaseException:
+        os.close(pid_w)
+        raise
+    finally:
+        os.close(pid_r)
     keeper.wait(5)
+    return pid_w
 
 
 def kill_group(pid: int, sig: int) -> None:
