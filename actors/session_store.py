@@ -163,8 +163,8 @@ class StateFiles:
                 start = max(0, size - TAIL_BYTES)
                 tail = os.pread(fd, size - start, start) if size else b""
                 if tail and not tail.endswith(b"\n"):
-                    # A writer died mid-line (kill -9 of an older version, full disk): drop the torn fragment,
-                    # wherever it starts (it may be longer than the tail read here: then look further back).
+                    # A writer died mid-line (a kill -9 can end a write between pages; a full disk): drop the torn
+                    # fragment, wherever it starts (it may be longer than the tail read here: then look further back).
                     nl = tail.rfind(b"\n")
                     if nl >= 0:
                         cut, tail = start + nl + 1, tail[: nl + 1]
