@@ -404,26 +404,24 @@ def spawn(path: str, args: list[str], log_fd: int, *, tied: bool) -> tuple[Brows
         if tied:
             _die_with_parent()
 
-    # The keeper holds the pipe before the browser starts: killed right after the launch, we leave no moment in
-    # which the browser's pipe has no other holder (it would close, and the user's window with it).
-    keeper = None if tied else _spawn_keeper(to_child_w, from_child_r)
+    keeper: int | None = None  # where the keeper reads the browser's pid; closed unwritten, it leaves
     try:
-        try:
-            popen = subprocess.Popen(
-                [path, *args], stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd, start_new_session=True,
-                preexec_fn=setup, pass_fds=(3, 4))
-        except BaseException:
-            for fd in (to_child_w, from_child_r):
-                os.close(fd)
-            raise
-        finally:
-            os.close(to_child_r)
-            os.close(from_child_w)
+        # The keeper holds the pipe before the browser starts: killed right after the launch, we leave no moment in
+        # which the browser's pipe has no other holder (it would close, and the user's window with it).
+        if not tied:
+            keeper = _spawn_keeper(to_child_w, from_child_r)
+        popen = subprocess.Popen(
+            [path, *args], stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd, start_new_session=True,
+            preexec_fn=setup, pass_fds=(3, 4))
         if keeper is not None:
             os.write(keeper, f"{popen.pid}\n".encode())
+    except BaseException:
+        for fd in (to_child_w, from_child_r):
+            os.close(fd)
+        raise
     finally:
-        if keeper is not None:
-            os.close(keeper)  # no pid written: no browser, and the keeper leaves
+        for fd in (to_child_r, from_child_w) if keeper is None else (to_child_r, from_child_w, keeper):
+            os.close(fd)
     return BrowserProcess(popen), to_child_w, from_child_r
 
 

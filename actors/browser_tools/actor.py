@@ -441,9 +441,7 @@ class BrowserTools:
     # -- requests ------------------------------------------------------------------------------------------------------
 
     async def handle(self, msg: BrowserToolsRequest) -> Reply[object]:
-        if isinstance(msg, ToolsStatus):
-            return msg.reply(self.status())
-        self.policy.require(msg, tool_name(msg))
+        self.policy.require(msg, tool_name(msg))  # bridge_status reads: always allowed
         try:
             return await self.run_request(msg)
         except ExtensionDisconnected:
@@ -455,6 +453,8 @@ class BrowserTools:
             return await self.run_request(msg)
 
     async def run_request(self, msg: BrowserToolsRequest) -> Reply[object]:
+        if isinstance(msg, ToolsStatus):
+            return msg.reply(self.status())  # what this server holds: no browser needed
         await self.ensure_browser()
         match msg:
             case TabsList():
@@ -518,8 +518,6 @@ class BrowserTools:
                 return msg.reply(await self.on_tab(msg.tab_id, lambda p: emulation.emulate(p, msg)))
             case Resize():
                 return msg.reply(await self.on_tab(msg.tab_id, lambda p: emulation.resize(p, msg)))
-            case ToolsStatus():
-                return msg.reply(self.status())
             case _:
                 assert_never(msg)
 

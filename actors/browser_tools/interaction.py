@@ -202,25 +202,31 @@ class Moved(Exception):
     another element and were stopped (page.js `intercept`). Nothing reached the page: aim again."""
 
 
-async def aimed(page: Page, timeout_s: float, act: Callable[[], Awaitable[T]]) -> T:
+async def aimed(timeout_s: float, act: Callable[[], Awaitable[T]]) -> T:
     """A pointer action (`act`: point, then guarded input), done again while the element moves from under the
     point between our look and the input, until `timeout_s`."""
     deadline = trio.current_time() + timeout_s
     while True:
         try:
-            try:
-                return await act()
-            except CdpError as exc:
-                # The guard's refusal, as the relay words an extension error: "cdp.batch failed: <refusal>".
-                refusal = exc.message.partition(" failed: ")[2]
-                if exc.ext_code == "policy_denied" and refusal.startswith(MOVED):
-                    raise Moved(refusal.removeprefix(MOVED).strip()) from exc
-                raise
+            return await act()
         except Moved as exc:
             if trio.current_time() + pg.POLL_S > deadline:
                 raise ElementNotInteractable(f"the element kept moving from under the pointer: {exc} (waited "
                                              f"{timeout_s:g} s)", hint=pg.INTERACT_HINT) from exc
         await trio.sleep(pg.POLL_S)
+
+
+async def pointer_batch(page: Page, cmds: list[tuple[str, JSONObject]]) -> None:
+    """Pointer input behind its guards; `Moved` when a point guard found the element gone from its point (the
+    batch stopped there, before any input)."""
+    try:
+        await page.cdp.batch(cmds, timeout_s=10)
+    except CdpError as exc:
+        # The guard's refusal, as the relay words an extension error: "cdp.batch failed: <refusal>".
+        refusal = exc.message.partition(" failed: ")[2]
+        if exc.ext_code == "policy_denied" and refusal.startswith(MOVED):
+            raise Moved(refusal.removeprefix(MOVED).strip()) from exc
+        raise
 
 
 async def landed(page: Page, at: Point) -> None:
@@ -269,22 +275,21 @@ async def click(page: Page, msg: Click) -> ActionReport:
         for n in range(1, msg.click_count + 1):
             cmds.append(mouse("mousePressed", x, y, button=msg.button.value, clickCount=n, modifiers=mods))
             cmds.append(mouse("mouseReleased", x, y, button=msg.button.value, clickCount=n, modifiers=mods))
-        await page.cdp.batch(cmds, timeout_s=10)
+        await pointer_batch(page, cmds)
         await landed(page, at)
         return _report(page, Action.CLICK, at.got, x=x, y=y)
 
-    return await aimed(page, msg.timeout_s, act)
+    return await aimed(msg.timeout_s, act)
 
 
 async def hover(page: Page, msg: Hover) -> ActionReport:
     async def act() -> ActionReport:
         at = await point(page, msg.target, msg.timeout_s, need_enabled=False)
-        await page.cdp.batch([FRONT, *await pointer_guard(page, at, arm=True), mouse("mouseMoved", at.x, at.y)],
-                             timeout_s=10)
+        await pointer_batch(page, [FRONT, *await pointer_guard(page, at, arm=True), mouse("mouseMoved", at.x, at.y)])
         await landed(page, at)
         return _report(page, Action.HOVER, at.got, x=at.x, y=at.y)
 
-    return await aimed(page, msg.timeout_s, act)
+    return await aimed(msg.timeout_s, act)
 
 
 # The extension runs at most this many commands in one cdp.batch (extension/executor.js MAX_BATCH).
@@ -386,11 +391,11 @@ async def drag(page: Page, msg: Drag) -> ActionReport:
             cmds.append(mouse("mouseMoved", x0 + (x1 - x0) * i / steps, y0 + (y1 - y0) * i / steps, button="left",
                               buttons=1))
         cmds.append(mouse("mouseReleased", x1, y1, button="left", clickCount=1))
-        await page.cdp.batch(cmds, timeout_s=10)
+        await pointer_batch(page, cmds)
         return ActionReport(page.tab.tab_id, Action.DRAG, page.tab.url, element=pg.opt_brief(src.got.get("element")),
                             to_element=pg.opt_brief(dst.got.get("element")), x=x1, y=y1)
 
-    return await aimed(page, msg.timeout_s, act)
+    return await aimed(msg.timeout_s, act)
 
 
 async def fill_form(page: Page, msg: FillForm) -> FillReport:
