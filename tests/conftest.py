@@ -8,7 +8,6 @@ to one process and says why. ``-n 0`` runs serially on purpose.
 
 from __future__ import annotations
 
-import heapq
 import json
 import os
 import resource
@@ -28,11 +27,12 @@ _npm_prefetch: threading.Thread | None = None
 
 
 def auto_workers() -> int:
-    """Workers for ``-n auto``: four more than cores. An end-to-end test keeps about 2/3 of a core busy (a server, a
+    """Workers for ``-n auto``: four more than cores. An end-to-end test keeps under half a core busy (a server, a
     browser and a fake site take turns), and some tests mostly wait on timers (see `run_order`), so the cores need
     more workers than themselves. Measured on this 2-core machine, idle, whole suite: 3 workers 9 min 3 s, 4 workers
-    7:44 to 8:17 (a quarter of the cores idle while the timer tests ran), 6 workers 7:15 (the cores busy throughout:
-    28 of 874 core-seconds idle). ``PYTEST_XDIST_AUTO_NUM_WORKERS`` (or ``-n``) sets another count."""
+    7:44 to 8:17, 6 workers 7:15 to 7:38. 7 workers planned well were faster still (7:04) but ran seven end-to-end
+    tests at once often enough that their deadlines met a starved machine (two timing failures in the first two
+    tries). ``PYTEST_XDIST_AUTO_NUM_WORKERS`` (or ``-n``) sets another count."""
     return (os.cpu_count() or 1) + 4
 
 
@@ -79,6 +79,29 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     python = shlex.join([sys.executable, str(NETNS_HELPER)])
     config.option.tx = [f"popen//python={python}"] * len(tx)
+    warm_bytecode(config)
+
+
+def warm_bytecode(config: pytest.Config) -> None:
+    """Compile our sources, and rewrite the test modules' asserts, once here in the controller before the workers
+    start: in a fresh clone every worker would otherwise do both at the same moment (measured: a worker's collection
+    takes 5.4 CPU-s in a fresh clone, 2.8 with the bytecode there). An optimisation only: any failure leaves the
+    work to the workers, as before."""
+    import compileall
+
+    for folder in ("actors", "supervisor", "tests"):
+        compileall.compile_dir(REPO / folder, quiet=2)
+    try:
+        from _pytest.assertion import rewrite  # pytest's own rewriting, as its import hook does it
+
+        state = config.stash[rewrite.assertstate_key]
+        for fn in sorted((REPO / "tests").glob("test_*.py")):
+            pyc = rewrite.get_cache_dir(fn) / (fn.name[:-3] + rewrite.PYC_TAIL)
+            if rewrite._read_pyc(fn, pyc, state.trace) is None:
+                source_hash, co = rewrite._rewrite_test(fn, config)
+                rewrite._write_pyc(state, co, source_hash, pyc)
+    except Exception as exc:  # a pytest whose internals differ: the workers rewrite, as usual
+        sys.stderr.write(f"(test modules not rewritten ahead: {exc!r})\n")
 
 
 NPM_TESTS = "tests/test_third_party_clients.py"
@@ -134,9 +157,15 @@ CPU_KEY = "ai_bridge/cpu"
 # Durations and CPU of a full run on a 2-core machine with 6 workers (tests of 2 s or more), for a fresh clone that
 # has no cache yet; refreshed by hand with `python -m tests.durations` now and then. A hint for the order only.
 SHIPPED_DURATIONS = Path(__file__).resolve().parent / "durations.json"
-# A test that keeps less than this share of a core busy (CPU over wall time; with 6 workers on 2 cores a busy test
-# gets about a third of one) mostly waits: a browser's 30 s idle, a server's deadline, a page that never answers.
-WAITING_SHARE = 0.15
+# The CPU a test's own figures miss: the fake sites' process, each worker's start, browser children that others
+# reap. Measured over a whole run: the tests' figures add up to 624 of the ~900 CPU-seconds the run used.
+UNCOUNTED_CPU = 1.45
+# A guess, by kind, for a test this checkout has no figures for: (wall seconds, share of a core it keeps busy).
+GUESS = {"slow": (30.0, 0.1), "chromium": (5.0, 0.4), "process": (2.0, 0.5), "": (0.05, 1.0)}
+# Below this many free cores the plan counts them as busy and simply sends the longest test left.
+SPARE_CORES = 0.3
+# A test that fills a gap of free cores must keep at least this share of one busy (or the gap's size, if smaller).
+FILL_SHARE = 0.5
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -168,44 +197,54 @@ def workers() -> int:
     return int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 
 
+def planned_cost(item: pytest.Item, known: dict[str, tuple[float, float | None]]) -> tuple[float, float]:
+    """(wall seconds, share of a core kept busy) the plan counts on for a test: its figures, else a guess by kind."""
+    got = known.get(item.nodeid)
+    if got is not None and got[0] > 0 and got[1] is not None:
+        return got[0], min(1.0, UNCOUNTED_CPU * got[1] / got[0])
+    marks = {m.name for m in item.iter_markers()}
+    wall, share = next(GUESS[k] for k in ("slow", "chromium", "process", "") if not k or k in marks)
+    return (got[0] if got is not None and got[0] > 0 else wall), share
+
+
 def run_order(items: list[pytest.Item], known: dict[str, tuple[float, float | None]], n: int) -> list[pytest.Item]:
-    """The order xdist hands tests out in (one at a time, to the first free worker), planned by simulating the run:
-    longest first, so that no worker ends the run alone with a long test; but tests that mostly wait (on a timer,
-    a deadline) go out alongside the ones that keep the cores busy, a few at a time from the start, never side by
-    side in a row of their own while the cores idle (a fresh run once began with four such waits)."""
+    """The order xdist hands tests out in (one at a time, to the first free worker), planned by simulating the run
+    on the cores: each test keeps a share of a core busy (its CPU over its wall time) while it runs, and when the
+    running tests ask for more than the cores have, all of them slow down alike. Longest first, so that no worker
+    ends the run alone with a long test; but while the running tests leave cores free (long tests that mostly wait
+    on a timer: a browser's 30 s idle, a server's deadline), the next one is the longest that keeps enough of a core
+    busy to fill the gap, so the cores never idle behind the waits. Measured: SPARE_CORES/FILL_SHARE in a model of a
+    whole run (each test's wall time and CPU in a real run, where the old plan took 451 s and the model says 452 s),
+    this plan ends at 438 s on 6 workers."""
     cores = os.cpu_count() or 1
 
-    def guess(item: pytest.Item) -> tuple[float, float | None]:
-        marks = {m.name for m in item.iter_markers()}
-        d = 30.0 if "slow" in marks else 5.0 if "chromium" in marks else 2.0 if "process" in marks else 0.05
-        return d, None
-
-    cost = {id(i): known.get(i.nodeid) or guess(i) for i in items}
-    est = {k: d for k, (d, _) in cost.items()}
-
-    def waits(item: pytest.Item) -> bool:
-        d, c = cost[id(item)]
-        return c / d < WAITING_SHARE if c is not None and d >= 2.0 else d >= 12.0
-
-    waiting = sorted((i for i in items if waits(i)), key=lambda i: -est[id(i)])
-    busy = sorted((i for i in items if not waits(i)), key=lambda i: -est[id(i)])
-    # Workers left for the busy tests: enough to keep every core busy (an end-to-end test alone keeps about 2/3 of a
-    # core busy: its server, browser and fake site take turns), the rest may wait at once.
-    at_once = max(1, n - cores - 1)
+    cost = {id(i): planned_cost(i, known) for i in items}
+    left = sorted(items, key=lambda i: -cost[id(i)][0])
     order: list[pytest.Item] = []
-    free = [(0.0, w) for w in range(max(1, n))]  # (when the worker is free, worker)
-    waits_end: list[float] = []  # when the waiting tests now running end
-    while waiting or busy:
-        now, w = heapq.heappop(free)
-        waits_end = [t for t in waits_end if t > now]
-        if waiting and (len(waits_end) < at_once or not busy):
-            item = waiting.pop(0)
-            waits_end.append(now + est[id(item)])
-        else:
-            item = busy.pop(0)
-        order.append(item)
-        heapq.heappush(free, (now + est[id(item)], w))
+    running: list[list[float]] = []  # [wall time left, share]; all slow down alike when the cores are short,
+    while left:                       # which changes when the run ends, not which test ends first
+        while left and len(running) < max(1, n):
+            spare = cores - sum(share for _, share in running)
+            if spare <= SPARE_CORES:
+                item = left[0]
+            else:
+                need = min(spare, FILL_SHARE)
+                item = next((i for i in left if cost[id(i)][1] >= need), None) or \
+                    max(left, key=lambda i: cost[id(i)][1])
+            left.remove(item)
+            order.append(item)
+            running.append(list(cost[id(item)]))
+        step = min(wall for wall, _ in running)
+        for r in running:
+            r[0] -= step
+        running = [r for r in running if r[0] > 1e-9]
     return order
+
+
+def longest_first_for_comparison(items: list[pytest.Item], known: dict[str, tuple[float, float | None]]
+                                 ) -> list[pytest.Item]:
+    """Plain longest-first, which `run_order` is measured against (tests/test_run_order.py)."""
+    return sorted(items, key=lambda i: -(known.get(i.nodeid) or (0.0, None))[0])
 
 
 _durations: dict[str, float] = {}

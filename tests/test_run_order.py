@@ -1,60 +1,86 @@
-"""The planned run order (tests/conftest.py `run_order`): longest first, and the tests that mostly wait go out a few
-at a time beside the busy ones from the start, not in a row of their own."""
+"""The planned run order (tests/conftest.py `run_order`): longest first, but while tests that mostly wait leave
+cores free, the next test out is one that keeps a core busy, so the cores do not idle behind the waits."""
 
 from __future__ import annotations
 
-import heapq
 from typing import Any
 
 import attrs
 
-from .conftest import run_order
+from .conftest import UNCOUNTED_CPU, longest_first_for_comparison, planned_cost, run_order
+
+
+@attrs.define
+class Mark:
+    name: str
 
 
 @attrs.define
 class FakeItem:
     nodeid: str
+    marks: tuple[str, ...] = ()
 
-    def iter_markers(self) -> list[Any]:
-        return []
-
-
-def simulate(order: list[FakeItem], known: dict[str, tuple[float, float | None]], n: int) -> list[tuple[float, str]]:
-    """When each test starts, handing tests out as xdist does (one at a time, to the first free worker)."""
-    free = [(0.0, w) for w in range(n)]
-    starts = []
-    for item in order:
-        now, w = heapq.heappop(free)
-        starts.append((now, item.nodeid))
-        heapq.heappush(free, (now + known[item.nodeid][0], w))
-    return starts
+    def iter_markers(self) -> list[Mark]:
+        return [Mark(m) for m in self.marks]
 
 
-def test_waiting_tests_are_spread_and_the_longest_go_first(monkeypatch: Any) -> None:
-    monkeypatch.setattr("os.cpu_count", lambda: 2)
+def simulate(order: list[Any], known: dict[str, tuple[float, float | None]], n: int,
+             cores: int = 2) -> tuple[float, float]:
+    """The run as the plan models it, handed out as xdist does (one at a time, to the first free worker): each test
+    needs its CPU, spread over its wall time; when the running ones ask for more than the cores, all slow down
+    alike. Returns (when the run ends, core-seconds left idle)."""
+    pending = list(order)
+    running: list[list[float]] = []  # [wall time left at full speed, share]
+    now = idle = 0.0
+    while pending or running:
+        while pending and len(running) < n:
+            wall, cpu = known[pending.pop(0).nodeid]
+            running.append([wall, min(1.0, UNCOUNTED_CPU * (cpu or 0.0) / wall)])
+        demand = sum(s for _, s in running)
+        speed = min(1.0, cores / demand)
+        step = min(w for w, _ in running) / speed
+        idle += max(0.0, cores - demand) * step
+        now += step
+        for r in running:
+            r[0] -= step * speed
+        running = [r for r in running if r[0] > 1e-9]
+    return now, idle
+
+
+def suite() -> dict[str, tuple[float, float | None]]:
     known: dict[str, tuple[float, float | None]] = {}
-    for i in range(8):  # long tests that mostly wait (a tenth of a core)
-        known[f"wait{i}"] = (30.0 + i, 3.0 + i / 10)
-    for i in range(60):  # busy end-to-end tests
-        known[f"busy{i}"] = (5.0 + i / 10, 2.5)
-    items = [FakeItem(k) for k in sorted(known)]
-    n = 6
-    order = run_order(items, known, n)  # type: ignore[arg-type]
-    assert sorted(i.nodeid for i in order) == sorted(known)
-    starts = simulate(order, known, n)
-    at_once = n - 2 - 1
-    for t, _ in starts:
-        running_waits = [s for s, k in starts if k.startswith("wait") and s <= t < s + known[k][0]]
-        assert len(running_waits) <= at_once
-    first = [k for _, k in starts[:n]]
-    assert sum(k.startswith("wait") for k in first) == at_once  # they start at once, a few of them
-    assert first[at_once:] == ["busy59", "busy58", "busy57"][: n - at_once]  # the rest: longest busy ones
-    waits = [k for _, k in starts if k.startswith("wait")]
-    assert waits == sorted(waits, key=lambda k: -known[k][0])  # longest first among them too
+    for i in range(6):  # long tests that mostly wait on a timer (a twentieth of a core)
+        known[f"wait{i}"] = (40.0 + i, 1.2)
+    for i in range(80):  # end-to-end tests: a server, a browser, a fake site taking turns
+        known[f"e2e{i}"] = (8.0 + i / 10, 2.2)
+    for i in range(30):  # heavier ones
+        known[f"heavy{i}"] = (6.0, 3.5)
+    for i in range(400):  # unit tests
+        known[f"unit{i}"] = (0.05, 0.05)
+    return known
 
 
-def test_without_cpu_figures_long_tests_count_as_waiting(monkeypatch: Any) -> None:
+def test_the_cores_do_not_idle_behind_tests_that_wait(monkeypatch: Any) -> None:
     monkeypatch.setattr("os.cpu_count", lambda: 2)
-    known: dict[str, tuple[float, float | None]] = {"long": (40.0, None), "short": (3.0, None), "mid": (8.0, 4.0)}
-    order = run_order([FakeItem(k) for k in known], known, 4)  # type: ignore[arg-type]
-    assert [i.nodeid for i in order] == ["long", "mid", "short"]
+    known = suite()
+    items = [FakeItem(k) for k in sorted(known)]
+    order = run_order(items, known, 7)  # type: ignore[arg-type]
+    assert sorted(i.nodeid for i in order) == sorted(known)
+    planned_end, planned_idle = simulate(order, known, 7)
+    plain = longest_first_for_comparison(items, known)  # type: ignore[arg-type]
+    plain_end, plain_idle = simulate(plain, known, 7)
+    assert planned_idle < plain_idle / 4, (planned_idle, plain_idle)
+    assert planned_end < plain_end
+    # The waits still go out early (the run must not end with one), the longest of them first.
+    waits = [i.nodeid for i in order if i.nodeid.startswith("wait")]
+    assert waits == [f"wait{i}" for i in range(5, -1, -1)]
+    ids = [i.nodeid for i in order]
+    assert max(ids.index(w) for w in waits) < len(order) // 3
+
+
+def test_a_test_without_figures_is_guessed_by_its_kind() -> None:
+    known: dict[str, tuple[float, float | None]] = {"long": (40.0, None), "mid": (8.0, 4.0)}
+    assert planned_cost(FakeItem("mid"), known) == (8.0, UNCOUNTED_CPU * 4.0 / 8.0)  # type: ignore[arg-type]
+    assert planned_cost(FakeItem("long", ("slow",)), known) == (40.0, 0.1)  # type: ignore[arg-type]
+    assert planned_cost(FakeItem("new", ("chromium",)), known) == (5.0, 0.4)  # type: ignore[arg-type]
+    assert planned_cost(FakeItem("unit"), known) == (0.05, 1.0)  # type: ignore[arg-type]
