@@ -169,7 +169,10 @@ async def test_a_page_that_stays_stuck_is_reported_stuck_before_the_deadline(sit
         res, took = await timed_call(b, "ask_chatgpt_web", {"question": q, "timeout_s": 30})
         status = await b.status()
     err = failed(res, "stuck")
-    assert took < 30
+    # Within timeout_s as the server counts it (from the call's arrival) plus the reply margin its sibling above
+    # allows too: on a starved machine the call once reached the server's provider 1.3 s after the client sent it,
+    # and the client's clock saw 31.3 s for a 30 s deadline that the server kept.
+    assert took < 30 + 5
     assert "gave up after 2 retries" in err["message"]
     assert answer_ref(q) in err["partial"]
     assert len(sites.chatgpt.log()) == 1
