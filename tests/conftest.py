@@ -88,9 +88,10 @@ def warm_bytecode(config: pytest.Config) -> None:
     takes 5.4 CPU-s in a fresh clone, 2.8 with the bytecode there). An optimisation only: any failure leaves the
     work to the workers, as before."""
     import compileall
+    import re
 
-    for folder in ("actors", "supervisor", "tests"):
-        compileall.compile_dir(REPO / folder, quiet=2)
+    for folder in ("actors", "supervisor", "tests"):  # test modules: pytest's own pyc, below
+        compileall.compile_dir(REPO / folder, quiet=2, rx=re.compile(r"/test_[^/]*\.py$"))
     try:
         from _pytest.assertion import rewrite  # pytest's own rewriting, as its import hook does it
 
@@ -239,12 +240,6 @@ def run_order(items: list[pytest.Item], known: dict[str, tuple[float, float | No
             r[0] -= step
         running = [r for r in running if r[0] > 1e-9]
     return order
-
-
-def longest_first_for_comparison(items: list[pytest.Item], known: dict[str, tuple[float, float | None]]
-                                 ) -> list[pytest.Item]:
-    """Plain longest-first, which `run_order` is measured against (tests/test_run_order.py)."""
-    return sorted(items, key=lambda i: -(known.get(i.nodeid) or (0.0, None))[0])
 
 
 _durations: dict[str, float] = {}

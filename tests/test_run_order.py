@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from .conftest import UNCOUNTED_CPU, longest_first_for_comparison, planned_cost, run_order
+from .conftest import UNCOUNTED_CPU, planned_cost, run_order
 
 
 @attrs.define
@@ -34,8 +34,7 @@ def simulate(order: list[Any], known: dict[str, tuple[float, float | None]], n: 
     now = idle = 0.0
     while pending or running:
         while pending and len(running) < n:
-            wall, cpu = known[pending.pop(0).nodeid]
-            running.append([wall, min(1.0, UNCOUNTED_CPU * (cpu or 0.0) / wall)])
+            running.append(list(planned_cost(pending.pop(0), known)))
         demand = sum(s for _, s in running)
         speed = min(1.0, cores / demand)
         step = min(w for w, _ in running) / speed
@@ -67,7 +66,7 @@ def test_the_cores_do_not_idle_behind_tests_that_wait(monkeypatch: Any) -> None:
     order = run_order(items, known, 7)  # type: ignore[arg-type]
     assert sorted(i.nodeid for i in order) == sorted(known)
     planned_end, planned_idle = simulate(order, known, 7)
-    plain = longest_first_for_comparison(items, known)  # type: ignore[arg-type]
+    plain = sorted(items, key=lambda i: -known[i.nodeid][0])  # longest first, and nothing else
     plain_end, plain_idle = simulate(plain, known, 7)
     assert planned_idle < plain_idle / 4, (planned_idle, plain_idle)
     assert planned_end < plain_end
