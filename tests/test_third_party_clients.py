@@ -48,8 +48,8 @@ def no_warning_printed(stderr: str) -> None:
     assert "Deprecat" not in stderr and "Traceback" not in stderr, stderr[-3000:]
 
 
-def plain_server(tmp: Path) -> dict[str, Any]:
-    return {**server_command(["serve", "--browser", "connect"]),
+def plain_server(tmp: Path, *flags: str) -> dict[str, Any]:
+    return {**server_command(["serve", "--browser", "connect", *flags]),
             "env": {"AI_BRIDGE_STATE_DIR": str(tmp / "state"), "XDG_CONFIG_HOME": str(tmp / "config")}}
 
 
@@ -155,4 +155,72 @@ async def test_inspector_ask_project_argument_wins_over_roots(npm_prefix: Path, 
     assert set(projects) == {"from-the-argument"}
     history = [json.loads(line) for line in (tmp_path / "state" / "history.jsonl").read_text().splitlines()]
     assert [h["project"] for h in history] == ["from-the-argument"]
+    no_warning_printed(err)
+
+
+# --- typed errors, as these clients show them -----------------------------------------------------------------------
+
+# One call per error path of each tool family that needs no page, with the code it must give. The TypeScript SDK
+# checks an error result's structuredContent against the tool's outputSchema like any other (and throws -32602 on a
+# mismatch, losing the code and the hint), so each of these also proves the error shape is in every schema.
+ERROR_CALLS: list[tuple[str, dict[str, Any], str]] = [
+    # asks
+    ("ask_chatgpt_web", {"question": "  "}, "invalid_argument"),
+    ("ask_gemini_web", {"question": "x", "files": ["../outside.txt"]}, "file_refused"),
+    ("ask_chatgpt_gemini_web", {"question": "x", "files": ["no-such-file.py"]}, "file_refused"),
+    ("ask_chatgpt_web", {"question": "x", "timeout_s": 1}, "invalid_argument"),
+    # jobs
+    ("get_answer", {"job_id": "job-x"}, "job_not_found"),
+    ("cancel_job", {"job_id": "job-x"}, "job_not_found"),
+    ("list_jobs", {"limit": -1}, "invalid_argument"),
+    # status and inspection
+    ("bridge_status", {"verbose": True}, "invalid_argument"),
+    ("get_page_dom", {"provider": "nope"}, "invalid_argument"),
+    # browser tools, in safe mode
+    ("click", {"selector": "#x"}, "mutations_disabled"),
+    ("eval", {"expression": "1"}, "eval_disabled"),
+    ("upload_file", {"selector": "#f", "paths": ["/etc/passwd"]}, "file_refused"),
+    ("get_text", {"max_chars": 0}, "invalid_argument"),
+]
+# With --enable-mutations and no allowed domain: refused by the domain policy before any browser is waited for.
+MUTATION_CALLS: list[tuple[str, dict[str, Any], str]] = [
+    ("navigate", {"url": "https://example.com/"}, "policy_denied"),
+    ("tab_new", {"url": "example.com"}, "policy_denied"),
+]
+
+
+def check_shown(call: tuple[str, dict[str, Any], str], shown: dict[str, Any]) -> None:
+    name, _, code = call
+    assert "threw" not in shown, (name, shown)  # the client kept the result: its structuredContent validated
+    assert shown["isError"] is True, (name, shown)
+    error = shown["structuredContent"]["error"]
+    assert error["code"] == code, (name, shown)
+    # What an agent reads first: the code, the message and the way out, in the text.
+    assert shown["text"].startswith(f"[{code}] {error['message']}"), (name, shown)
+    assert error["hint"] and error["hint"] in shown["text"], (name, shown)
+
+
+@pytest.mark.parametrize(("flags", "calls"), [([], ERROR_CALLS), (["--enable-mutations"], MUTATION_CALLS)],
+                         ids=["safe", "mutations"])
+def test_typescript_sdk_shows_every_typed_error(npm_prefix: Path, tmp_path: Path, flags: list[str],
+                                                calls: list[tuple[str, dict[str, Any], str]]) -> None:
+    server = plain_server(tmp_path, *flags)
+    out = run_ts_client(npm_prefix, {**server, "env": clean_env(server["env"]), "scenario": "calls",
+                                     "calls": [{"name": n, "arguments": a} for n, a, _ in calls]})
+    for call, shown in zip(calls, out["calls"], strict=True):
+        check_shown(call, shown)
+
+
+@pytest.mark.parametrize("call", [ERROR_CALLS[4], ERROR_CALLS[9], ERROR_CALLS[1]], ids=lambda c: c[0])
+def test_inspector_shows_the_typed_error(npm_prefix: Path, tmp_path: Path, call: tuple[str, dict[str, Any], str]
+                                         ) -> None:
+    name, arguments, _ = call
+    rc, out, err = inspector(npm_prefix, tmp_path, plain_server(tmp_path), "--method", "tools/call", "--tool-name",
+                             name, "--tool-args-json", json.dumps(arguments))
+    # Exit 5 is the CLI's "the tool returned isError" with the result on stdout; a result that failed its schema
+    # check is exit 1 with only the validation message (the code and the hint lost).
+    assert rc == 5, err[-3000:]
+    result = out["result"]
+    check_shown(call, {"isError": result.get("isError", False), "structuredContent": result.get("structuredContent"),
+                       "text": "\n".join(c["text"] for c in result["content"] if c["type"] == "text")})
     no_warning_printed(err)

@@ -32,10 +32,17 @@ def tool(output: Any) -> Tool:
     return Tool("t", "test tool", Args, _never, Annotations(read_only=True), output=output)
 
 
+def own(schema: dict[str, Any]) -> dict[str, Any]:
+    """The tool's own shape in its output schema (the last branch is the typed error)."""
+    assert schema["type"] == "object" and schema["anyOf"][-1]["required"] == ["error"]
+    assert len(schema["anyOf"]) == 2
+    return schema["anyOf"][0]  # type: ignore[no-any-return]
+
+
 def test_an_output_model_is_the_output_schema_and_the_check() -> None:
     t = tool(Echo)
     schema = t.output_schema()
-    assert schema is not None and schema["type"] == "object" and set(schema["required"]) == {"text", "count"}
+    assert schema is not None and set(own(schema)["required"]) == {"text", "count"}
     Draft202012Validator.check_schema(schema)
     good = {"text": "hi", "count": 2, "extra": "allowed"}
     t.check_output(Result("hi", good))
@@ -44,7 +51,22 @@ def test_an_output_model_is_the_output_schema_and_the_check() -> None:
         with pytest.raises(pydantic.ValidationError):
             t.check_output(Result("hi", bad))
         assert not Draft202012Validator(schema).is_valid(bad)
-    t.check_output(Result.error(ErrorInfo("x", "y")))  # error results are not checked, as clients do not
+
+
+def test_a_typed_error_matches_every_output_schema() -> None:
+    """Clients built on the TypeScript SDK check an error result's structuredContent too: a typed error that does
+    not match the tool's outputSchema reaches them as -32602, without its code or hint."""
+    for name, t in [("t", tool(Echo)), ("shapes", tool((Echo, Started))), *TOOLS.items()]:
+        schema = t.output_schema()
+        assert schema is not None, name
+        for info in (ErrorInfo("job_not_found", "no job", "list_jobs shows them"), ErrorInfo("x", "y"),
+                     ErrorInfo("stuck", "m", "h", partial="so far", url="https://chatgpt.com/c/1")):
+            result = Result.error(info)
+            t.check_output(result)
+            assert Draft202012Validator(schema).is_valid(result.structured), name
+        for bad in ({"error": {"code": "x"}}, {"error": "x"}, {"error": {"code": 1, "message": "m", "hint": None}}):
+            with pytest.raises(pydantic.ValidationError):
+                t.check_output(Result("", bad, is_error=True))  # an error result is checked like any other
 
 
 class Sparse(Output):
@@ -56,9 +78,10 @@ class Sparse(Output):
 def test_an_absent_key_may_be_left_out_but_is_never_null() -> None:
     t = tool(Sparse)
     schema = t.output_schema()
-    assert schema is not None and set(schema["required"]) == {"count", "note"}
-    assert schema["properties"]["element"]["type"] == "object" and "default" not in schema["properties"]["element"]
-    assert "title" not in schema["properties"]["element"]  # a $ref's siblings are cleaned too
+    assert schema is not None and set(own(schema)["required"]) == {"count", "note"}
+    element = own(schema)["properties"]["element"]
+    assert element["type"] == "object" and "default" not in element
+    assert "title" not in element  # a $ref's siblings are cleaned too
     for ok in ({"count": 1, "note": None}, {"count": 1, "note": "n", "element": {"text": "a", "count": 2}}):
         t.check_output(Result("", ok))
         assert Draft202012Validator(schema).is_valid(ok)
@@ -71,7 +94,7 @@ def test_an_absent_key_may_be_left_out_but_is_never_null() -> None:
 def test_several_shapes_are_any_of_under_an_object_root() -> None:
     t = tool((Echo, Started))
     schema = t.output_schema()
-    assert schema is not None and schema["type"] == "object" and len(schema["anyOf"]) == 2
+    assert schema is not None and schema["type"] == "object" and len(schema["anyOf"]) == 3  # and the error
     Draft202012Validator.check_schema(schema)
     for ok in ({"text": "a", "count": 1}, {"jobId": "job-1"}):
         t.check_output(Result("", ok))

@@ -442,6 +442,10 @@ class BrowserTools:
 
     async def handle(self, msg: BrowserToolsRequest) -> Reply[object]:
         self.policy.require(msg, tool_name(msg))  # bridge_status reads: always allowed
+        if isinstance(msg, Navigate | TabNew) and msg.url:
+            # A target the policy denies is refused before any browser is waited for or launched (checked again
+            # where the navigation is sent, and by the extension).
+            self.policy.check_url(normalize_url(msg.url), "the navigation target")
         try:
             return await self.run_request(msg)
         except ExtensionDisconnected:

@@ -9,13 +9,17 @@
 - **Structured result.** A tool whose result is structured names an output model (a subclass of `Output`) as
   ``output=``; a tool that can return one of several shapes names a tuple of them (``output=(Answer, Started)``:
   the schema is their ``anyOf``). Its schema is the tool's ``outputSchema``, and the front checks every
-  successful result's ``structured`` dict against the model before it leaves (the official clients validate
+  result's ``structured`` dict against the model before it leaves (the official clients validate
   ``structuredContent`` against ``outputSchema`` and reject a mismatch, so a mismatch is our bug: it is logged
-  and the call fails as ``internal_error``). Error results (``is_error``) carry ``{"error": {...}}`` and are not
-  checked, as clients do not check them either. Output models allow extra keys, so a new field never breaks a
-  client; declare the keys a caller may rely on. Keys are camelCase, as on the wire. A key that is left out when
-  there is nothing to say (rather than sent as null) is typed ``X | Absent = None``: the schema leaves it out of
-  ``required`` without allowing null, and the check refuses a null there, as a client's schema check would.
+  and the call fails as ``internal_error``). Error results (``is_error``) carry ``{"error": {code, message,
+  hint}}``, and every ``outputSchema`` admits that shape too (`ErrorOnly`, one more ``anyOf`` branch): the
+  TypeScript SDK (under Claude Code, Cursor and the Inspector) validates error results as well, and a typed error
+  that does not match is thrown away as ``-32602 Structured content does not match the tool's output schema``, its
+  code and hint lost. Error results are checked like any other. Output models allow extra keys, so a new field
+  never breaks a client; declare the keys a caller may rely on. Keys are camelCase, as on the wire. A key that is
+  left out when there is nothing to say (rather than sent as null) is typed ``X | Absent = None``: the schema
+  leaves it out of ``required`` without allowing null, and the check refuses a null there, as a client's schema
+  check would.
 - **Annotations.** `Annotations` are MCP's hints (readOnlyHint, destructiveHint, idempotentHint, openWorldHint);
   set all four deliberately (MCP's defaults for an unset hint are the pessimistic ones).
 - **Background.** A tool that can run as a background job (and so as an MCP task) gives ``start_job``: it starts
@@ -46,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import pydantic
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from supervisor.errors import ErrorInfo, InvalidArgument
@@ -109,15 +113,35 @@ def _absent_keys(cls: type[Output]) -> frozenset[str]:
     return frozenset(name for name, f in cls.model_fields.items() if absent(f.annotation))
 
 
+class ErrorOut(Output):
+    code: str = Field(description="Stable error code; docs/troubleshooting.md has a section for each.")
+    message: str
+    hint: str | None
+    partial: str | Absent = Field(default=None, description="The answer received before a deadline or a stuck "
+                                  "page ended it.")
+    url: str | Absent = Field(default=None, description="The conversation to look at (interrupted).")
+
+
+class ErrorOnly(Output):
+    """A typed error as a tool's structured result (``isError``); a shape of every tool's output."""
+
+    error: ErrorOut
+
+
 Outputs = type[Output] | tuple[type[Output], ...]
+
+
+def _shapes(output: Outputs) -> tuple[type[Output], ...]:
+    """The shapes a tool's result may take: its own, then the typed error."""
+    own = output if isinstance(output, tuple) else (output,)
+    return own if ErrorOnly in own else (*own, ErrorOnly)
 
 
 def _output_schema_of(output: Outputs) -> dict[str, Any]:
     if (known := _output_schemas.get(output)) is None:
-        # MCP wants an object schema at the root; of a tuple of shapes, one must match.
-        known = _output_schemas[output] = (
-            {"type": "object", "anyOf": [_clean(o.model_json_schema()) for o in output]} if isinstance(output, tuple)
-            else _clean(output.model_json_schema()))
+        # MCP wants an object schema at the root; of the shapes, one must match.
+        known = _output_schemas[output] = {
+            "type": "object", "anyOf": [_clean(o.model_json_schema()) for o in _shapes(output)]}
     return known
 
 
@@ -130,7 +154,7 @@ def seed_schemas(tool: Tool, input_schema: dict[str, Any], output_schema: dict[s
 
 def _check_output(output: Outputs, structured: object) -> None:
     """Raise `pydantic.ValidationError` (the last shape's) unless `structured` matches one of the shapes."""
-    shapes = output if isinstance(output, tuple) else (output,)
+    shapes = _shapes(output)
     for i, shape in enumerate(shapes):
         try:
             shape.model_validate(structured)
@@ -206,9 +230,9 @@ class Tool:
         return None if self.output is None else _output_schema_of(self.output)
 
     def check_output(self, result: Result) -> None:
-        """Raise `pydantic.ValidationError` if a successful result's structured content does not match the
+        """Raise `pydantic.ValidationError` if a result's structured content (an error's too) does not match the
         declared output (a bug in the tool)."""
-        if self.output is not None and not result.is_error:
+        if self.output is not None:
             _check_output(self.output, result.structured)
 
     def parse(self, raw: dict[str, Any]) -> Args:

@@ -5,6 +5,9 @@
 //          bridge_status called (its structured content checked against the output schema by the SDK).
 //   task   the ask `tool` with `arguments` as a task (experimental.tasks.callToolStream) to its end;
 //          with `cancel: true`, tasks/cancel once the partial answer shows, then tasks/get.
+//   calls  each of `calls` ([{name, arguments}]) with Client.callTool, which checks structuredContent against the
+//          tool's outputSchema (error results too): per call what the client hands its user, the result (isError,
+//          text, structuredContent) or what it threw (code, message).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -47,6 +50,15 @@ try {
     const unknown = await client.callTool({ name: "no_such_tool", arguments: {} }).then(
       (r) => ({ result: r }), (e) => ({ code: e.code, message: e.message }));
     out.unknownTool = unknown;
+  } else if (spec.scenario === "calls") {
+    await client.listTools();  // callTool validates against the output schemas the last listing gave
+    out.calls = [];
+    for (const call of spec.calls) {
+      out.calls.push(await client.callTool({ name: call.name, arguments: call.arguments }).then(
+        (r) => ({ isError: r.isError ?? false, text: r.content.filter((c) => c.type === "text").map((c) => c.text)
+          .join("\n"), structuredContent: r.structuredContent ?? null }),
+        (e) => ({ threw: { code: e.code ?? null, message: String(e.message ?? e) } })));
+    }
   } else if (spec.scenario === "task") {
     out.messages = [];
     out.progress = [];

@@ -10,22 +10,9 @@ from supervisor.errors import ErrorInfo
 from ...protocol.common import ProviderName
 from ...protocol.jobs import JobStatus, JobView
 from ...protocol.provider import AskPhase, AskResult
-from ..toolkit import Absent, Output, Result
+from ..toolkit import Absent, ErrorOnly, ErrorOut, Output, Result
 
 # --- output models (camelCase keys, as on the wire) ------------------------------------------------------------------
-
-
-class ErrorOut(Output):
-    code: str = Field(description="Stable error code; docs/troubleshooting.md has a section for each.")
-    message: str
-    hint: str | None
-    partial: str | Absent = Field(default=None, description="The answer received before a deadline or a stuck "
-                                  "page ended it.")
-    url: str | Absent = Field(default=None, description="The conversation to look at (interrupted).")
-
-
-class ErrorOnly(Output):
-    error: ErrorOut
 
 
 class Completion(Output):
