@@ -35,7 +35,7 @@ from supervisor.files import ensure_private_dir, open_private, read_private, wri
 
 from .protocol.common import ProviderName
 from .protocol.jobs import JobPhase, JobStatus, TaskRef
-from .protocol.provider import AskPhase, AskResult, AskTimings, AskWarning
+from .protocol.provider import AskPhase, AskResult, AskTimings, AskWarning, Choice
 
 log = logging.getLogger("ai_bridge.jobs")
 
@@ -110,7 +110,8 @@ def result_json(r: AskResult) -> dict[str, Any]:
     return {"provider": r.provider.value, "answer": r.answer, "url": r.url, "timings": r.timings.as_json(),
             "retries": r.retries, "detectedAtMs": r.detected_at_ms, "completionReason": r.completion_reason,
             "thinking": r.thinking, "extractedBy": r.extracted_by, "model": r.model,
-            "warnings": [{"code": w.code, "message": w.message, "debugDump": w.debug_dump} for w in r.warnings]}
+            "warnings": [{"code": w.code, "message": w.message, "debugDump": w.debug_dump} for w in r.warnings],
+            **({"chosen": r.chosen.as_json()} if r.chosen is not None else {})}
 
 
 def _error_json(e: ErrorInfo) -> dict[str, Any]:
@@ -213,9 +214,17 @@ def parse_result(v: object) -> AskResult:
     ws = tuple(AskWarning(_req(w, "code", limit=64), _req(w, "message", limit=MAX_TEXT),
                           _str(w, "debugDump", optional=True))
                for w in (_obj(x, "warning") for x in warnings))
+    chosen = None
+    if (c := o.get("chosen")) is not None:  # records before issue 34 have none
+        c = _obj(c, "chosen")
+        tools = c.get("tools", [])
+        if not isinstance(tools, list) or len(tools) > 10 or not all(isinstance(x, str) and len(x) <= 100
+                                                                    for x in tools):
+            raise BadRecord("chosen.tools is not a list of names")
+        chosen = Choice(_str(c, "model", optional=True) or "", _str(c, "effort", optional=True) or "", tuple(tools))
     return AskResult(_provider(o.get("provider")), _req(o, "answer", limit=MAX_TEXT), _req(o, "url"), timings,
                      _int(o, "retries"), _num(o, "detectedAtMs"), _req(o, "completionReason"), _bool(o, "thinking"),
-                     ws, _req(o, "extractedBy"), _req(o, "model"))
+                     ws, _req(o, "extractedBy"), _req(o, "model"), chosen)
 
 
 def parse(raw: bytes) -> JobRecord:

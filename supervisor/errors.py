@@ -242,9 +242,17 @@ class AttachmentRefused(ProviderError):
 
 
 class UnknownModel(ProviderError):
-    """The model (ChatGPT) or mode (Gemini) asked for is not among the labels the site's picker shows."""
+    """The model, effort or tool asked for is not among what the site's picker and tools menu offer (the message
+    lists them). Nothing was sent."""
 
     code = "unknown_model"
+
+
+class ChoiceUnverified(ProviderError):
+    """A model, effort or tool was chosen, but the page does not show it chosen when read back (the click was
+    ignored, the site changed). Fail closed: nothing was sent. The message names what the page shows."""
+
+    code = "choice_unverified"
 
 
 class Interrupted(ProviderError):

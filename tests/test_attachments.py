@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from actors.mcp_front.tools.asks import BothAskArgs, ChatGPTAskArgs, GeminiAskArgs
-from actors.provider.attach import match_label
+from actors.protocol.common import ProviderName
+from actors.protocol.provider import Choice
+from actors.provider.choices import match_label
 from supervisor import attachments as at
 from supervisor.errors import FileRefused
 
@@ -117,26 +119,42 @@ def test_cli_dry_run_prints_without_a_browser(project: Path, tmp_path: Path) -> 
     env.update({"AI_BRIDGE_STATE_DIR": str(tmp_path / "state"), "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
                 "AI_BRIDGE_BROWSER_PATH": "/nonexistent", "PYTHONPATH": str(REPO)})
     run = subprocess.run([sys.executable, "-m", "supervisor.app.cli", "ask", "--dry-run", "--json", "--file",
-                          "src/**/*.py", "--file", "!src/gen/**", "--model", "Pro", "Why?"], cwd=project, env=env,
+                          "src/**/*.py", "--file", "!src/gen/**", "--model", "gemini:Pro", "--effort", "high",
+                          "--tool", "chatgpt:web search", "Why?"], cwd=project, env=env,
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)["dryRun"]
-    assert [f["path"] for f in report["files"]] == ["src/a.py", "src/b.py"] and report["model"] == "Pro"
+    assert [f["path"] for f in report["files"]] == ["src/a.py", "src/b.py"]
+    assert report["choices"] == {"chatgpt": {"effort": "high", "tools": ["web search"]},
+                                 "gemini": {"model": "Pro", "effort": "high"}}
     bad = subprocess.run([sys.executable, "-m", "supervisor.app.cli", "ask", "--dry-run", "--file", "../x", "q"],
                          cwd=project, env=env, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "[file_refused]" in bad.stderr
+    bad = subprocess.run([sys.executable, "-m", "supervisor.app.cli", "ask", "--dry-run", "--provider", "chatgpt",
+                          "--tool", "canvas", "q"], cwd=project, env=env, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "[invalid_argument]" in bad.stderr and "chatgpt has no tool 'canvas'" in bad.stderr
 
 
-def test_the_ask_tools_take_files_and_their_own_picker_argument() -> None:
-    assert set(ChatGPTAskArgs.tool_schema()["properties"]) >= {"files", "attach", "dry_run", "model"}
-    assert "mode" not in ChatGPTAskArgs.tool_schema()["properties"]
-    assert "model" not in GeminiAskArgs.tool_schema()["properties"]
-    assert {"model", "mode"} <= set(BothAskArgs.tool_schema()["properties"])
+def test_the_ask_tools_take_files_and_each_sites_choices() -> None:
+    chatgpt = ChatGPTAskArgs.tool_schema()["properties"]
+    gemini = GeminiAskArgs.tool_schema()["properties"]
+    assert set(chatgpt) >= {"files", "attach", "dry_run", "model", "effort", "tools"} and "mode" not in chatgpt
+    assert set(gemini) >= {"model", "effort", "tools"} and "mode" not in gemini  # still taken, not advertised
+    assert chatgpt["tools"]["items"]["enum"] == ["deep research", "web search"]
+    assert gemini["tools"]["items"]["enum"] == ["deep research", "deep think", "canvas"]
+    both = BothAskArgs.tool_schema()["properties"]
+    assert {"chatgpt", "gemini"} <= set(both) and not {"model", "mode"} & set(both)
     args = ChatGPTAskArgs.model_validate({"question": "q", "files": ["a", "!b"], "attach": "inline",
-                                          "model": "Pro"})
+                                          "model": "GPT-5.5", "tools": ["web search", "web search"]})
     assert args.files == ["a", "!b"] and args.attach == "inline"
-    with pytest.raises(ValueError):
-        ChatGPTAskArgs.model_validate({"question": "q", "attach": "zip"})
+    assert args.choices() == ((ProviderName.CHATGPT, Choice("GPT-5.5", "", ("web search",))),)
+    assert GeminiAskArgs.model_validate({"question": "q", "mode": "Pro"}).choices()[0][1].model == "Pro"
+    pair = BothAskArgs.model_validate({"question": "q", "chatgpt": {"effort": "high"}, "mode": "Flash"}).choices()
+    assert pair == ((ProviderName.CHATGPT, Choice(effort="high")), (ProviderName.GEMINI, Choice(model="Flash")))
+    for bad in ({"question": "q", "attach": "zip"}, {"question": "q", "tools": ["canvas"]},
+                {"question": "q", "model": ""}):
+        with pytest.raises(ValueError):
+            ChatGPTAskArgs.model_validate(bad)
 
 
 @pytest.mark.parametrize(("wanted", "index"), [("pro", 3), ("Thinking", 2), ("th", 2), ("AUTO", 0), ("Turbo", None),

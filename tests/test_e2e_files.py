@@ -1,7 +1,7 @@
-"""Files and models (issue 20), end to end: a real MCP client → `ai-bridge serve` → our extension in headless Chromium
+"""Files (issue 20), end to end: a real MCP client → `ai-bridge serve` → our extension in headless Chromium
 → the fake sites, whose composers take files through their own file input (chips with progress, an upload to the
-site, refusals by type, size and count) and whose pickers choose the model (ChatGPT) or mode (Gemini). The fakes log
-what they received: each file's name, size and the SHA-256 of its bytes, and the model the message went to."""
+site, refusals by type, size and count). The fakes log what they received: each file's name, size and the SHA-256 of
+its bytes. (Models, effort and tools: test_e2e_choices.py.)"""
 
 from __future__ import annotations
 
@@ -128,43 +128,3 @@ async def test_files_outside_the_project_are_refused_before_any_tab(sites: FakeS
             err = res.structured_content["error"]
             assert err["code"] == "file_refused" and words in err["message"], err
     assert sites.chatgpt.full_log()["sends"] == 0 and not sites.chatgpt.pages()
-
-
-@pytest.mark.parametrize("shape", ["2026"])
-async def test_chatgpt_model_is_chosen_in_the_picker_and_named_in_the_result(sites: FakeSites, tmp_path: Path,
-                                                                            shape: str) -> None:
-    site = sites.chatgpt
-    site.control({"page": {"shape": shape}})
-    site.set_next(**FAST)
-    async with open_bridge(sites, tmp_path) as b:
-        res = await b.call("ask_chatgpt_web", {"question": "What is 6 times 7?", "model": "think",
-                                                "new_chat": True, "timeout_s": 60})
-        assert not res.is_error, res.content[0].text
-        assert res.structured_content["model"] == "gpt-5-2-thinking"
-        assert received(site)["model"] == "gpt-5-2-thinking"
-        bad = await b.call("ask_chatgpt_web", {"question": "What is 1 plus 1?", "model": "Turbo", "new_chat": True,
-                                               "timeout_s": 60})
-    assert bad.is_error
-    err = bad.structured_content["error"]
-    assert err["code"] == "unknown_model", err
-    assert "Auto, Instant, Thinking, Pro" in err["message"], err["message"]
-    assert len(site.log()) == 1  # the unknown model sent nothing
-
-
-@pytest.mark.parametrize("shape", ["2026", "2025"])
-async def test_gemini_mode_is_chosen_in_the_picker_and_named_in_the_result(sites: FakeSites, tmp_path: Path,
-                                                                          shape: str) -> None:
-    site = sites.gemini
-    site.control({"page": {"shape": shape}})
-    site.set_next(**FAST)
-    async with open_bridge(sites, tmp_path) as b:
-        res = await b.call("ask_gemini_web", {"question": "What is 6 times 7?", "mode": "PRO", "new_chat": True,
-                                              "timeout_s": 60})
-        assert not res.is_error, res.content[0].text
-        assert received(site)["model"] == "Pro"
-        if shape == "2026":
-            assert res.structured_content["model"] == "Pro"
-        bad = await b.call("ask_gemini_web", {"question": "What is 1 plus 1?", "mode": "Ultra", "new_chat": True,
-                                              "timeout_s": 60})
-    err = bad.structured_content["error"]
-    assert err["code"] == "unknown_model" and "Fast, Thinking, Pro" in err["message"], err

@@ -93,7 +93,8 @@ async def test_a_deleted_conversation_is_known_at_once_and_the_ask_moves_to_a_ne
     assert took < 10  # no 10 s wait for earlier turns (a browser launch is inside this)
 
 
-@pytest.mark.parametrize("provider, model", [("chatgpt", "gpt-5-2"), ("gemini", "Fast")])
+# The fakes' defaults (July 2026 pickers): ChatGPT's pill on GPT-5.6 Sol, Gemini's picker on Flash.
+@pytest.mark.parametrize("provider, model", [("chatgpt", "gpt-5-6-sol"), ("gemini", "Flash")])
 async def test_the_result_names_the_model_that_answered(sites: FakeSites, tmp_path: Path, provider: str,
                                                         model: str) -> None:
     site: SiteControl = getattr(sites, provider)

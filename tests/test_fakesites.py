@@ -825,6 +825,7 @@ CHATGPT_2026 = """(() => {
 
 async def test_chatgpt_2026_composer_turn_actions_and_header(sites, browser):
     sites.chatgpt.set_next(**{**FAST, "firstTokenMs": 600})
+    sites.chatgpt.set_page(picker="header")  # the Jan 2026 header switcher (the July pill: test_e2e_choices.py)
     page = await open_chatgpt(browser)
     st = await page.evaluate(CHATGPT_2026)
     # an empty composer has no send button: the dictate and voice buttons stand there
@@ -852,7 +853,7 @@ async def test_chatgpt_2026_composer_turn_actions_and_header(sites, browser):
     wait_completed(sites.chatgpt)
 
     # without the other extension, and with another model
-    sites.chatgpt.set_page(extensionButtons=False, model="4o")
+    sites.chatgpt.set_page(extensionButtons=False, model="4o", picker="header")
     page2 = await open_chatgpt(browser)
     await chatgpt_ask(page2, "Second 6")
     await page2.wait_for("document.querySelectorAll('[data-testid=\"good-response-turn-action-button\"]').length",
@@ -952,9 +953,11 @@ async def test_gemini_2026_light_dom_icons_composer_and_actions(sites, browser, 
     st = await page.evaluate(GEMINI_2026)
     assert st["shadows"] == 0 and st["imgs"] == 0 and st["iconText"] == "", "light DOM, empty font icons"
     assert st["editor"] == ("Gemini へのプロンプトを入力" if ja else "Enter a prompt for Gemini")
-    assert st["upload"] == [("[ファイルをアップロード] メニューを開く" if ja else "Open upload file menu"), ""]
-    assert st["fileInput"]
-    assert st["mode"] == (["モード選択ツールを開く", "高速モード"] if ja else ["Open mode picker", "Fast"])
+    assert st["upload"] == [("アップロードとツール" if ja else "Upload and tools"), ""]
+    assert not st["fileInput"]  # none at rest: "Upload and tools" makes it (gemini-2607-composer-idle.html)
+    # the July 2026 picker (gemini-2607-model-menu-open.html): "Open mode picker, currently Flash" / "Flash"
+    assert st["mode"] == (["モード選択ツールを開く、現在は Flash", "Flash"] if ja else
+                          ["Open mode picker, currently Flash", "Flash"])
     assert st["mic"] == [("マイク" if ja else "Microphone"), ""]
     send_label = "プロンプトを送信" if ja else "Send message"
     assert st["send"] == [send_label, "true", False, True], "empty input: aria-disabled, no disabled attribute"

@@ -61,6 +61,36 @@ class AskWarning:
 
 
 @attrs.frozen
+class Choice:
+    """What an ask chooses on the page before it types (issue 34), in the user's words: a model or family ("GPT-5.5",
+    "o3", "3.1 Pro", "Pro"), an effort tier ("instant", "medium", "high", "extra high", "pro"; Gemini's "extended"),
+    and the site's tools ("deep research", "web search", "deep think", "canvas"). As a result field
+    (`AskResult.chosen`), the same three as the page showed them when the question was sent: the labels of its
+    checked rows and its tool chips."""
+
+    model: str = ""
+    effort: str = ""
+    tools: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.model or self.effort or self.tools)
+
+    def as_json(self) -> dict[str, object]:
+        out: dict[str, object] = {}
+        if self.model:
+            out["model"] = self.model
+        if self.effort:
+            out["effort"] = self.effort
+        if self.tools:
+            out["tools"] = list(self.tools)
+        return out
+
+    def words(self) -> str:
+        """For deadlines and consent: every name the choice uses, in one string."""
+        return " ".join((self.model, self.effort, *self.tools))
+
+
+@attrs.frozen
 class AskResult:
     provider: ProviderName
     answer: str
@@ -73,6 +103,7 @@ class AskResult:
     warnings: tuple[AskWarning, ...] = ()
     extracted_by: str = ""  # which anchor gave the text (content, paragraphs, turn, body, feedback, aria-live)
     model: str = ""  # the model that answered as the page names it (ChatGPT's message slug, Gemini's mode label)
+    chosen: Choice | None = None  # what the page showed chosen when the question was sent (only when asked to choose)
 
 
 @attrs.frozen
@@ -89,8 +120,12 @@ class Ask(Request[AskResult]):
     ask_id: str = ""
     # Files to upload through the site's own file input: absolute paths the server checked (supervisor/attachments).
     files: tuple[str, ...] = ()
-    model: str = ""  # ChatGPT: the model picker's label to choose first ("Pro", "Thinking"), prefix, any case
-    mode: str = ""  # Gemini: the mode picker's label to choose first ("Fast", "Thinking", "Pro")
+    # The model, effort and tools to choose first, per provider (one ask may go to both sites, which name their
+    # models differently); a provider absent here chooses nothing.
+    choices: tuple[tuple[ProviderName, Choice], ...] = ()
+
+    def choice_for(self, provider: ProviderName) -> Choice:
+        return next((c for p, c in self.choices if p is provider), Choice())
 
     @property
     def call_timeout_s(self) -> float:
@@ -103,14 +138,15 @@ class Ask(Request[AskResult]):
 
 LONG_ASK_TIMEOUT_S = 4200.0  # Pro / Deep Think / heavy thinking: up to 60 minutes of answer, plus queueing and margin
 MAX_ASK_TIMEOUT_S = 7200.0
-LONG_MODES = re.compile(r"\bpro\b|deep\s*think|deep\s*research|thinking|heavy", re.IGNORECASE)
+LONG_MODES = re.compile(r"\bpro\b|deep\s*think|deep\s*research|thinking|heavy|extended|extra\s*high",
+                        re.IGNORECASE)
 QUESTION_KEY_CHARS = 200  # the part of a question a conversation's last user message is compared on (flow.py)
 
 
 def default_timeout_s(response_timeout_s: float, mode: str | None = None) -> float:
     """An ask's deadline when the caller gave none: the server's ``response_timeout_s``, or for a model or mode
     whose answers take up to an hour (its label names Pro, Deep Think, Deep Research, Thinking or heavy) at least
-    `LONG_ASK_TIMEOUT_S`. The ask tools' model/mode argument (issue 20) passes its label here."""
+    `LONG_ASK_TIMEOUT_S`. The ask tools pass every name of the ask's choices here (`Choice.words`)."""
     if mode and LONG_MODES.search(mode):
         return max(response_timeout_s, LONG_ASK_TIMEOUT_S)
     return response_timeout_s
@@ -264,6 +300,57 @@ class ProbeItem:
 
 
 @attrs.frozen
+class OfferedRow:
+    """A row a page's picker or tools menu offers, as the site labels it."""
+
+    label: str
+    detail: str = ""  # the row's other text ("Leaving on July 23", "5.5")
+    checked: bool = False
+    disabled: bool = False
+
+    def as_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"label": self.label, "checked": self.checked}
+        if self.detail:
+            out["detail"] = self.detail
+        if self.disabled:
+            out["disabled"] = True
+        return out
+
+
+@attrs.frozen
+class Offered:
+    """What can be chosen on a provider page now (issue 34): the picker's models, its efforts (tiers, or the effort
+    switch), the tools menu's tools, and what is chosen. `problem` says what could not be read."""
+
+    models: tuple[OfferedRow, ...] = ()
+    efforts: tuple[OfferedRow, ...] = ()
+    tools: tuple[OfferedRow, ...] = ()
+    current: Choice = Choice()
+    problem: str = ""
+
+    def as_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"models": [r.as_json() for r in self.models],
+                                  "efforts": [r.as_json() for r in self.efforts],
+                                  "tools": [r.as_json() for r in self.tools], "current": self.current.as_json()}
+        if self.problem:
+            out["problem"] = self.problem
+        return out
+
+    def text(self, site: str) -> str:
+        """As lines a person reads (`ai-bridge models`, list_models): ✓ marks what is chosen."""
+        def rows(kind: str, rs: tuple[OfferedRow, ...]) -> str:
+            shown = [f"{r.label}{' (' + r.detail + ')' if r.detail else ''}{' ✓' if r.checked else ''}"
+                     f"{' [disabled]' if r.disabled else ''}" for r in rs]
+            return f"  {kind}: {', '.join(shown) or '(none shown)'}"
+        current = ", ".join(f"{k} {v}" for k, v in self.current.as_json().items()) or "nothing"
+        lines = [f"{site}:", rows("models", self.models), rows("efforts", self.efforts), rows("tools", self.tools),
+                 f"  chosen now: {current}"]
+        if self.problem:
+            lines.append(f"  could not read everything: {self.problem}")
+        return "\n".join(lines)
+
+
+@attrs.frozen
 class ProbeReport:
     """What a probe saw on a provider page; nothing was typed or sent."""
 
@@ -273,6 +360,7 @@ class ProbeReport:
     language: str  # "en", "ja" or "" (unknown)
     items: tuple[ProbeItem, ...]
     overridden: tuple[str, ...]  # the table entries the user's providers.toml prepends to
+    offered: Offered | None = None  # with `Probe.choices`: what the pickers offer (read by opening them)
 
     @property
     def broken(self) -> tuple[ProbeItem, ...]:
@@ -286,7 +374,8 @@ class ProbeReport:
     def as_json(self) -> dict[str, object]:
         return {"provider": self.provider.value, "url": self.url, "signedIn": self.signed_in,
                 "language": self.language, "ok": self.ok, "broken": [i.entry for i in self.broken],
-                "overridden": list(self.overridden), "items": [i.as_json() for i in self.items]}
+                "overridden": list(self.overridden), "items": [i.as_json() for i in self.items],
+                **({"offered": self.offered.as_json()} if self.offered is not None else {})}
 
 
 @attrs.frozen
@@ -297,6 +386,9 @@ class Probe(Request[ProbeReport]):
 
     project: str | None = None
     timeout_s: float = 60.0
+    # Also open the picker (and its submenus) and the tools menu, read what they offer, and close them: clicks, but
+    # nothing is chosen, typed or sent (`ai-bridge models`, list_models, doctor --live).
+    choices: bool = False
 
     @property
     def call_timeout_s(self) -> float:

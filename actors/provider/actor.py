@@ -52,6 +52,7 @@ from ..protocol.provider import (
     AskTimings,
     AskWarning,
     BusyAsk,
+    Choice,
     GetDom,
     Probe,
     ProbeReport,
@@ -72,8 +73,8 @@ from ..protocol.session_store import (
     SaveSession,
     SessionEntry,
 )
-from . import inspect, probe
-from .attach import attach_files, choose
+from . import choices, inspect, probe
+from .attach import attach_files
 from .flow import AskBudget, AskFlow, Outcome, Stuck, StuckKind, is_suspicious
 from .page import NoticeKind
 from .tab import AskMemo, PageTimeout, ProviderMemory, TabGone, Tabs, TabSession
@@ -180,6 +181,8 @@ class ProviderActor:
         seen = await probe.read_page(page)
         report = probe.judge(self.t, seen, overridden=self.t.overridden)
         self.log.info("%s probe: %s", self.t.title, ", ".join(f"{i.entry}={i.status.value}" for i in report.items))
+        if msg.choices and report.signed_in is not False:
+            report = attrs.evolve(report, offered=await choices.offered_safely(page))
         return report
 
     # -- one attempt -------------------------------------------------------------------------------------------------
@@ -230,7 +233,7 @@ class ProviderActor:
                            spawn=self.nursery.start_soon,
                            reattach=msg.digest if isinstance(msg, Reattach) else None)
             self.flow = flow
-            flow.before_typing = functools.partial(self.choose_and_attach, page, msg)
+            flow.before_typing = functools.partial(self.choose_and_attach, page, msg, memo)
             flow.mark("connect")
             try:
                 out = await flow.run()
@@ -260,7 +263,7 @@ class ProviderActor:
                       self.t.title, trio.current_time() - t0, out.reason,
                       flow.type_phase.value if flow.type_phase else "-", flow.send_method or "-", out.extracted_by,
                       len(out.answer))
-        return result_of(self.name, out, _timings(t0, flow.marks), budget.attempt - 1, tuple(warnings))
+        return result_of(self.name, out, _timings(t0, flow.marks), budget.attempt - 1, tuple(warnings), memo.chosen)
 
     async def error_banner(self, page: TabSession) -> str | None:
         """The text of a site-error notice the page shows now (before the ask marks the notices), else None."""
@@ -271,12 +274,13 @@ class ProviderActor:
         notice = st.notice
         return notice.text if notice is not None and notice.kind is NoticeKind.SITE_ERROR else None
 
-    async def choose_and_attach(self, page: TabSession, msg: Ask) -> None:
-        """Before the question is typed (issue 20): the model (ChatGPT) or mode (Gemini) the ask names, chosen in the
-        site's picker, then its files, attached through the site's own upload and each shown as uploaded."""
-        choice = msg.model if self.name is ProviderName.CHATGPT else msg.mode
-        if choice:
-            await choose(page, choice, "model" if self.name is ProviderName.CHATGPT else "mode")
+    async def choose_and_attach(self, page: TabSession, msg: Ask, memo: AskMemo) -> None:
+        """Before the question is typed: the model, effort and tools the ask names, chosen on the page and read back
+        (issue 34: what the page does not confirm is never sent), then its files, attached through the site's own
+        upload and each shown as uploaded."""
+        want = msg.choice_for(self.name)
+        if want:
+            memo.chosen = await choices.choose(page, want)
         if msg.files:
             took = await attach_files(page, msg.files, self.to.upload_s)
             self.log.info("%s: %d files attached and uploaded in %.2fs", self.t.title, len(msg.files), took)
@@ -333,9 +337,9 @@ def transient(exc: BaseException) -> bool:
 
 
 def result_of(provider: ProviderName, out: Outcome, timings: AskTimings, retries: int,
-              warnings: tuple[AskWarning, ...]) -> AskResult:
+              warnings: tuple[AskWarning, ...], chosen: Choice | None = None) -> AskResult:
     return AskResult(provider, out.answer, out.url, timings, retries, out.detected_ms, out.reason, out.thinking,
-                     (*out.warnings, *warnings), out.extracted_by, out.model)
+                     (*out.warnings, *warnings), out.extracted_by, out.model, chosen)
 
 
 def _timings(t0: float, marks: dict[str, float]) -> AskTimings:

@@ -1,8 +1,6 @@
-// Files and pickers (issue 20), run in ai-bridge's isolated world with the table's selectors and labels as values:
+// Files (issue 20), run in ai-bridge's isolated world with the table's selectors and labels as values:
 //   'input'   -> the composer's file input element (returned as an object, for DOM.setFileInputFiles)
 //   'uploads' -> {chips: [{name, busy}], refused: [text]}: the attached files' chips, and refusal notices shown
-//   'picker'  -> {box, label} of the model / mode picker button, or null
-//   'items'   -> [{label, checked, box}] of the open picker menu's items
 // Searched in open shadow roots too when `shadow` is set (Gemini's 2025 page).
 function aibAttach(op, sel, labels, shadow) {
   const roots = () => {
@@ -24,14 +22,6 @@ function aibAttach(op, sel, labels, shadow) {
     return [];
   };
   const within = (el, list) => (list || []).some((s) => { try { return !!el.querySelector(s) || el.matches(s); } catch { return false; } });
-  const shown = (el) => {
-    const r = el.getBoundingClientRect();
-    return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== 'hidden';
-  };
-  const box = (el) => {
-    const r = el.getBoundingClientRect();
-    return { x: r.left + r.width / 2, y: r.top + r.height / 2, width: r.width, height: r.height };
-  };
   const firstLine = (el) => (el.innerText || el.textContent || '').trim().split('\n')[0].trim();
   if (op === 'input') return all(sel.fileInput)[0] || null;
   if (op === 'uploads') {
@@ -46,19 +36,6 @@ function aibAttach(op, sel, labels, shadow) {
       if (text && words.some((w) => text.toLowerCase().includes(w)) && !refused.includes(text)) refused.push(text.slice(0, 500));
     }
     return { chips, refused };
-  }
-  if (op === 'picker') {
-    const el = all(sel.picker).find(shown);
-    if (!el) return null;
-    return { box: box(el), label: firstLine(el) || el.getAttribute('aria-label') || '' };
-  }
-  if (op === 'items') {
-    return all(sel.pickerItem).filter(shown).map((el) => ({
-      label: firstLine(el),
-      checked: el.getAttribute('aria-checked') === 'true' || el.getAttribute('data-state') === 'checked'
-        || el.classList.contains('is-selected'),
-      box: box(el),
-    }));
   }
   throw new Error('aibAttach: unknown op ' + op);
 }

@@ -1,15 +1,12 @@
-"""Files and pickers on a provider page (issue 20), before the question is typed:
+"""Files on a provider page (issue 20), before the question is typed:
 
 - `attach_files`: the checked files go into the composer's own file input (CDP `DOM.setFileInputFiles` on the
   element found from our isolated world), then the chips are watched until each shows as uploaded. A notice that the
   site refused a file (its type, its size, too many files) is `AttachmentRefused`, naming the file; the page is
   reloaded so that nothing half-attached is sent with a later question.
-- `choose`: the model (ChatGPT) or mode (Gemini) picker is opened with a real mouse press (ChatGPT's Radix menu opens
-  on pointerdown, never on a script's click), its items read, the one whose visible label matches (any case; a
-  prefix is enough; an exact match wins) clicked. An unknown label is `UnknownModel` listing what the picker shows.
 
-The selectors and labels are the table's (`fileInput`, `attachment`, `attachmentBusy`, `picker`, `pickerItem`,
-`notice`; `attachRefused`); attach.js reads the page.
+The selectors and labels are the table's (`fileInput`, `attachment`, `attachmentBusy`, `notice`; `attachRefused`);
+attach.js reads the page. Models, effort and tools are choices.py's.
 """
 
 from __future__ import annotations
@@ -20,15 +17,13 @@ from pathlib import Path, PurePath
 import attrs
 import trio
 
-from supervisor.errors import AttachmentRefused, BadExtensionReply, InputRejected, UnknownModel
+from supervisor.errors import AttachmentRefused, BadExtensionReply, InputRejected
 
 from ..protocol.common import JSON, JSONObject
-from .page import Box
 from .tab import TabSession
 
 ATTACH = (Path(__file__).parent / "attach.js").read_text(encoding="utf-8")
 POLL_S = 0.05
-MENU_S = 3.0
 
 
 @attrs.frozen
@@ -38,7 +33,7 @@ class Uploads:
 
 
 def _args(page: TabSession) -> tuple[JSON, JSON, JSON]:
-    keys = ("fileInput", "attachment", "attachmentBusy", "picker", "pickerItem", "notice")
+    keys = ("fileInput", "attachment", "attachmentBusy", "notice")
     sel: JSONObject = {k: list(page.t.selectors.get(k, ())) for k in keys}
     labels: JSONObject = {"attachRefused": list(page.t.labels.get("attachRefused", ()))}
     return sel, labels, page.t.shadow_dom
@@ -129,75 +124,3 @@ async def _discard(page: TabSession) -> None:
         await page.navigate(state.url)
     except Exception as exc:  # best effort: the error about the files matters more
         page.log.warning("%s: could not reload after a refused upload: %s", page.t.title, exc)
-
-
-def _items(got: JSON) -> list[tuple[str, bool, Box]]:
-    out: list[tuple[str, bool, Box]] = []
-    if not isinstance(got, list):
-        return out
-    for item in got:
-        label = item.get("label") if isinstance(item, dict) else None
-        if not isinstance(item, dict) or not isinstance(label, str) or not label:
-            continue
-        box = Box.parse(item.get("box"))
-        if box is not None:
-            out.append((label, item.get("checked") is True, box))
-    return out
-
-
-def match_label(wanted: str, labels: Sequence[str]) -> int | None:
-    """The index of the label `wanted` names: an exact match (any case) first, else the first that starts with it."""
-    w = " ".join(wanted.split()).casefold()
-    norm = [" ".join(label.split()).casefold() for label in labels]
-    for i, label in enumerate(norm):
-        if label == w:
-            return i
-    for i, label in enumerate(norm):
-        if w and label.startswith(w):
-            return i
-    return None
-
-
-async def _escape(page: TabSession) -> None:
-    await page.tab.send("Input.dispatchKeyEvent", {"type": "keyDown", "key": "Escape", "code": "Escape",
-                                                   "windowsVirtualKeyCode": 27})
-    await page.tab.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": "Escape", "code": "Escape",
-                                                   "windowsVirtualKeyCode": 27})
-
-
-async def choose(page: TabSession, wanted: str, what: str) -> str:
-    """Choose `wanted` in the site's picker (`what`: "model" or "mode"); returns the label chosen."""
-    picker = await _read(page, "picker")
-    box = Box.parse(picker.get("box")) if isinstance(picker, dict) else None
-    if box is None:
-        raise UnknownModel(f"the {page.t.title} page shows no {what} picker, so {wanted!r} cannot be chosen; "
-                           "nothing was sent", hint=f"Ask without {what}, or run `ai-bridge doctor --live` "
-                           "(selectors.picker).")
-    await page.mouse_click(box)
-    items: list[tuple[str, bool, Box]] = []
-    with trio.move_on_after(MENU_S):
-        while not items:
-            items = _items(await _read(page, "items"))
-            if not items:
-                await trio.sleep(POLL_S)
-    if not items:
-        raise UnknownModel(f"the {page.t.title} {what} picker did not open its menu; nothing was sent",
-                           hint="Run `ai-bridge doctor --live` (selectors.pickerItem).")
-    labels = [label for label, _, _ in items]
-    i = match_label(wanted, labels)
-    if i is None:
-        await _escape(page)
-        raise UnknownModel(f"{page.t.title} has no {what} {wanted!r}; its picker shows: {', '.join(labels)}",
-                           hint="Use one of these labels (any case; a prefix is enough). Nothing was sent.")
-    label, checked, item_box = items[i]
-    if checked:
-        await _escape(page)
-    else:
-        await page.mouse_click(item_box)
-    with trio.move_on_after(MENU_S):
-        while True:  # the menu closes
-            if not _items(await _read(page, "items")):
-                break
-            await trio.sleep(POLL_S)
-    page.log.info("%s: chose the %s %r (asked for %r)", page.t.title, what, label, wanted)
-    return label

@@ -62,12 +62,24 @@ TABLE = ProviderTable(
         "model": ('[data-message-model-slug]',),
         # Files and models (issue 20): the composer's own file input (not the photo / camera ones), the chips of
         # attached files with their progress, the model picker (a Radix menu opened by a pointer press) and its items.
-        "fileInput": ('form div.hidden > input[type="file"]', 'form input[type="file"]:not([accept])',
-                      'input[type="file"]'),
+        "fileInput": ("input#upload-files", 'form div.hidden > input[type="file"]',
+                      'form input[type="file"]:not([accept])', 'input[type="file"]'),
         "attachment": ('[data-testid="file-tile"]', 'form [class*="file-tile"]'),
         "attachmentBusy": ('[role="progressbar"]', '[aria-busy="true"]', '.animate-spin'),
-        "picker": ('button[data-testid="model-switcher-dropdown-button"]',),
-        "pickerItem": ('[role="menu"] [role="menuitemradio"]', '[role="menu"] [role="menuitem"]'),
+        # Models and effort (issue 34): the composer pill of July 2026 (chatgpt-2607-model-menu-open.html: it shows
+        # the effort tier; its menu has the tiers and a submenu of models), then the header switcher of Jan 2026
+        # (chatgpt-chat-simple.html). Rows are Radix menu items; a chosen one is aria-checked.
+        "picker": ('button.__composer-pill[aria-haspopup="menu"]',
+                   'button[data-testid="model-switcher-dropdown-button"]'),
+        "menu": ('[role="menu"]',),
+        "pickerItem": ('[role="menuitemradio"]', '[role="menuitem"]', '[role="menuitemcheckbox"]', ".__menu-item"),
+        "pickerChecked": ('[aria-checked="true"]', '[data-state="checked"]'),
+        # Tools (issue 34): the composer's "+" menu (chatgpt-2607-file-input-ready.html: "Add files and more", rows
+        # div.__menu-item and a search field; the tools show when searched for, as oracle does). A chosen tool is a
+        # composer pill named "<tool>, click to remove" (agbrowse's live probe of 2026-06-15; no capture).
+        "toolsMenu": ('button[data-testid="composer-plus-btn"]', "button#composer-plus-btn"),
+        "toolSearch": ('[role="menu"] input[type="text"]', '[role="menu"] input:not([type])'),
+        "toolChip": ('button[aria-label$="click to remove"]', ".__composer-pill-composite"),
         "login": ('button[data-testid="login-button"]', 'a[href*="/auth/login"]'),
         # seed 3.6: only inside the last assistant turn (a button by the input box changes the input mode)
         "expandThinking": ('button[aria-expanded="false"]',),
@@ -102,6 +114,10 @@ TABLE = ProviderTable(
                           "failed to upload", "サポートされていない", "大きすぎ", "アップロードできるのは"),
         "answerMarkers": ("ChatGPT said:", "ChatGPT:"),  # seed 3.5 P5
         "endMarkers": ("You said:", "あなた:", "You:"),
+        # The tools' rows (agbrowse 2026-06-15; oracle also accepts "Get a detailed report"); the chips say "Search"
+        # for web search. The Japanese names are guesses.
+        "toolDeepResearch": ("Deep research", "Get a detailed report", "ディープリサーチ"),
+        "toolWebSearch": ("Web search", "Search", "ウェブ検索"),
     },
     timeouts=Timeouts(input_s=30.0, user_message_s=15.0),
     completion=completion,

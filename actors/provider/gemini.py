@@ -65,8 +65,21 @@ TABLE = ProviderTable(
                       'input[type="file"]'),
         "attachment": ("uploader-file-preview", '[data-test-id="file-preview"]', ".file-preview-container"),
         "attachmentBusy": ('[role="progressbar"]', "mat-progress-spinner", ".loading", '[aria-busy="true"]'),
+        # Models and effort (issue 34): the mode picker's rows are gem-menu-item[data-mode-id] with a span.label
+        # ("3.1 Pro"), the chosen one's gem-menu-item-content.selected (gemini-2607-model-menu-open.html; data-active
+        # is only the keyboard highlight); "Extended thinking" is a switch row in the same menu
+        # (gemini-2607-extended-thinking.html). The 2025 shape's rows are button[role=menuitem].is-selected.
         "picker": ('button[data-test-id="bard-mode-menu-button"]', "bard-mode-switcher button"),
-        "pickerItem": ('[role="menu"] [role="menuitem"]', '[role="menu"] [role="menuitemradio"]'),
+        "menu": ('[role="menu"]',),
+        "pickerItem": ('gem-menu-item[role="menuitem"]', '[role="menuitem"]', '[role="menuitemradio"]',
+                       '[role="menuitemcheckbox"]'),
+        "pickerLabel": ("gem-menu-item-content .label", ".mode-title"),
+        "pickerChecked": ("gem-menu-item-content.selected", ".is-selected", '[aria-checked="true"]'),
+        # Tools (issue 34) and uploads (issue 35) share "Upload and tools" (gemini-2607-file-input-ready.html).
+        # The tools' rows are menuitemcheckbox and a chosen tool shows a "Deselect …" chip (README of the captures:
+        # no capture of these two; the chip selector is a guess).
+        "toolsMenu": ('button[aria-label="Upload and tools"]', "uploader button[aria-haspopup=\"menu\"]"),
+        "toolChip": ('button[aria-label^="Deselect"]', ".toolbox-drawer-item-deselect-button"),
         "thinkingIndicator": ("model-thoughts", ".thoughts-header", '[class*="thinking"]'),
         # A Deep Research report: its own panel beside the chat, opened from a chip in the response
         "report": ("deep-research-immersive-panel #extended-response-markdown-content",
@@ -103,6 +116,12 @@ TABLE = ProviderTable(
                           "アップロードできません"),
         "answerMarkers": (),
         "endMarkers": (),
+        # Effort and tools (issue 34): the Extended thinking switch (gemini-2607-extended-thinking.html) and the
+        # tools' rows (no capture: the names from the README of the captures; the Japanese ones are guesses).
+        "effortToggle": ("Extended thinking", "拡張思考"),
+        "toolDeepResearch": ("Deep Research",),
+        "toolDeepThink": ("Deep Think",),
+        "toolCanvas": ("Canvas",),
     },
     timeouts=Timeouts(input_s=15.0, user_message_s=8.0),
     completion=completion,

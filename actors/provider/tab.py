@@ -21,6 +21,7 @@ from supervisor.errors import BadExtensionReply, BridgeError, CdpError, TabClose
 
 from ..cdp import CREATE_REPLY_MARGIN_S, CdpTab, Extension, Relay, TabInfo
 from ..protocol.common import JSON, JSONObject
+from ..protocol.provider import Choice
 from ..protocol.relay import TabEvent, TabEventKind
 from ..protocol.session_store import SessionEntry
 from .page import BadPageReport, Box, Extracted, PageState, Predicate
@@ -64,6 +65,7 @@ class AskMemo:
     sent: bool = False  # a send action was made: the question may be in the conversation
     url: str | None = None  # the conversation the question went to, as last seen
     stuck: str | None = None  # why the last attempt was stuck
+    chosen: Choice | None = None  # what the page showed chosen when the question went out (a retry keeps it)
 
 
 @attrs.define
@@ -309,8 +311,10 @@ class TabSession:
         got = await self.act("inputText")
         return got if isinstance(got, str) else ""
 
-    async def insert_text(self, text: str) -> None:
-        await self.act("focusInput")
+    async def insert_text(self, text: str, *, focus_input: bool = True) -> None:
+        """Text as the user's typing, into the composer's input (or, without `focus_input`, where the focus is)."""
+        if focus_input:
+            await self.act("focusInput")
         await self.tab.send("Input.insertText", {"text": text})
 
     async def type_keys(self, text: str, newline: Newline) -> None:
@@ -350,6 +354,12 @@ class TabSession:
             if kind != "mouseMoved":
                 params.update({"button": "left", "clickCount": 1})
             await self.tab.send("Input.dispatchMouseEvent", params)
+
+    async def press_key(self, key: str) -> None:
+        """A key press the page gets as the user's (Escape closes a menu)."""
+        codes = {"Escape": ("Escape", 27), "Enter": ("Enter", 13)}
+        code, vk = codes[key]
+        await self._key(key, code, vk, "\r" if key == "Enter" else "")
 
     async def press_enter(self) -> None:
         await self.act("focusInput")

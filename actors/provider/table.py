@@ -84,6 +84,13 @@ class Anchor(enum.StrEnum):
     BODY = "body"  # ChatGPT P5: main/body text after the last answer marker, cut at the next end marker
 
 
+# The tools an ask may switch on (issue 34), in the user's words → the table's label entry that names the menu row.
+# A site offers a tool when its table has that entry.
+TOOL_LABELS = {"deep research": "toolDeepResearch", "web search": "toolWebSearch", "deep think": "toolDeepThink",
+               "canvas": "toolCanvas"}
+# An effort that switches a table's effort toggle (Gemini's "Extended thinking") off; any other turns it on.
+OFF_WORDS = frozenset({"standard", "off", "default", "normal", "none"})
+
 OWN_ANCHORS = frozenset({Anchor.REPORT, Anchor.FEEDBACK, Anchor.CONTENT})
 PLAIN_ANCHORS = frozenset({Anchor.PARAGRAPHS, Anchor.BODY})
 

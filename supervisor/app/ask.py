@@ -11,23 +11,68 @@ import attrs
 import trio
 
 from actors.protocol.common import ProviderName
-from actors.protocol.provider import Ask, AskPhase, AskProgress, AskResult, provider_address
+from actors.protocol.provider import (
+    Ask,
+    AskPhase,
+    AskProgress,
+    AskResult,
+    Choice,
+    default_timeout_s,
+    provider_address,
+)
 
 from .. import attachments
 from ..config import Config
-from ..errors import BridgeError
+from ..errors import BridgeError, InvalidArgument
 from . import open_bridge
+
+TOOLS = {ProviderName.CHATGPT: ("deep research", "web search"),
+         ProviderName.GEMINI: ("deep research", "deep think", "canvas")}
 
 
 @attrs.frozen
 class AskExtras:
-    """`--file` patterns, `--attach`, `--dry-run`, `--model` (ChatGPT) and `--mode` (Gemini)."""
+    """`--file` patterns, `--attach`, `--dry-run`, and `--model` / `--effort` / `--tool` (each ``NAME`` for every
+    provider asked, or ``SITE:NAME`` for one)."""
 
     files: tuple[str, ...] = ()
     attach: str = "upload"
     dry_run: bool = False
-    model: str = ""
-    mode: str = ""
+    models: tuple[str, ...] = ()
+    efforts: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+
+
+def choices_of(extras: AskExtras, providers: list[ProviderName]) -> tuple[tuple[ProviderName, Choice], ...]:
+    """The flags as one `Choice` per provider; `BridgeError` (InvalidArgument) for a flag that names no provider asked,
+    or a tool the site does not have."""
+
+    def split(value: str) -> tuple[list[ProviderName], str]:
+        site, sep, name = value.partition(":")
+        if sep and site.strip().lower() in {p.value for p in ProviderName}:
+            wanted = ProviderName(site.strip().lower())
+            if wanted not in providers:
+                raise InvalidArgument(f"{value!r} is for {wanted.value}, which this ask does not ask",
+                                      hint="Use --provider both, or leave the site out.")
+            return [wanted], name.strip()
+        return list(providers), value.strip()
+
+    out = {p: Choice() for p in providers}
+    for field, values in (("model", extras.models), ("effort", extras.efforts)):
+        for value in values:
+            targets, name = split(value)
+            if not name:
+                raise InvalidArgument(f"--{field} {value!r} names nothing")
+            for p in targets:
+                out[p] = attrs.evolve(out[p], model=name) if field == "model" else attrs.evolve(out[p], effort=name)
+    for value in extras.tools:
+        targets, name = split(value)
+        for p in targets:
+            if name.lower() not in TOOLS[p]:
+                raise InvalidArgument(f"--tool {value!r}: {p.value} has no tool {name!r}",
+                                      hint=f"{p.value} has: {', '.join(TOOLS[p])}; SITE:NAME names one site.")
+            out[p] = attrs.evolve(out[p], tools=(*out[p].tools, name.lower()))
+    return tuple((p, c) for p, c in out.items() if c)
 
 
 async def ask_main(config: Config, question: str, provider: str, new_chat: bool, timeout_s: float | None,
@@ -39,9 +84,12 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
     try:  # the files are checked (and a dry run answered) before any browser is involved
         files = attachments.select_files(Path.cwd(), extras.files, state_dir=config.state_dir) \
             if extras.files else ()
+        providers = list(ProviderName) if provider == "both" else [ProviderName(provider)]
+        choices = choices_of(extras, providers)
         if extras.dry_run:
             report = attachments.dry_run(question, files, extras.attach)
-            report.update({k: v for k, v in (("model", extras.model), ("mode", extras.mode)) if v})
+            if choices:
+                report["choices"] = {p.value: c.as_json() for p, c in choices}
             print(json.dumps({"dryRun": report}, indent=2, ensure_ascii=False) if as_json
                   else attachments.dry_run_text(report))
             return 0
@@ -54,8 +102,8 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
         print(f"ai-bridge ask: [{exc.code}] {exc}", file=sys.stderr)
         return 2
     project = config.project or Path.cwd().name
-    wait_s = timeout_s if timeout_s is not None else config.response_timeout_s
-    providers = list(ProviderName) if provider == "both" else [ProviderName(provider)]
+    wait_s = timeout_s if timeout_s is not None else default_timeout_s(
+        config.response_timeout_s, " ".join(c.words() for _, c in choices))
     results: dict[ProviderName, AskResult | BridgeError] = {}
     last_chars: dict[ProviderName, int] = {}
 
@@ -73,8 +121,7 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
     async with open_bridge(config) as bridge:
 
         async def one(p: ProviderName) -> None:
-            msg = Ask(question, project, new_chat, wait_s, uuid.uuid4().hex, files=uploads, model=extras.model,
-                      mode=extras.mode)
+            msg = Ask(question, project, new_chat, wait_s, uuid.uuid4().hex, files=uploads, choices=choices)
             try:
                 results[p] = await bridge.ref(provider_address(p)).call(msg, timeout=msg.call_timeout_s,
                                                                         on_progress=on_progress)
@@ -95,7 +142,7 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
             print(f"ai-bridge: {p.value} failed: [{r.code}] {r}", file=sys.stderr)
         else:
             out[p.value] = {"answer": r.answer, "url": r.url, "timings": r.timings.as_json(), "retries": r.retries,
-                            "model": r.model}
+                            "model": r.model, **({"chosen": r.chosen.as_json()} if r.chosen else {})}
     if as_json:
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:

@@ -122,10 +122,30 @@ def parser() -> argparse.ArgumentParser:
     a.add_argument("--dry-run", action="store_true",
                    help="print what would be sent (question, files and sizes, inline size, token estimate); opens "
                    "no browser, sends nothing")
-    a.add_argument("--model", help="ChatGPT's model, chosen in its picker by its visible label (any case, a prefix "
-                   "is enough): Pro, Thinking, Instant")
-    a.add_argument("--mode", help="Gemini's mode, chosen in its picker by its visible label: Fast, Thinking, Pro")
+    a.add_argument("--model", action="append", default=[], dest="models", metavar="[SITE:]NAME",
+                   help="the model to choose in the site's own picker, as the site names it (any case; the start of a "
+                   "name or a whole word is enough): ChatGPT 'GPT-5.5', 'o3'; Gemini '3.1 Pro', 'Flash'. "
+                   "'chatgpt:GPT-5.5' names one site (with --provider both). A name the page does not offer, or a "
+                   "choice it does not confirm, is an error and nothing is sent; `ai-bridge models` lists the names")
+    a.add_argument("--mode", action="append", default=[], dest="modes", metavar="NAME", help=argparse.SUPPRESS)
+    a.add_argument("--effort", action="append", default=[], dest="efforts", metavar="[SITE:]TIER",
+                   help="how hard it thinks: ChatGPT 'instant', 'medium', 'high', 'extra high', 'pro' (the tiers "
+                   "your plan shows); Gemini 'extended' (Extended thinking) or 'standard'")
+    a.add_argument("--tool", action="append", default=[], dest="tools", metavar="[SITE:]TOOL",
+                   help="switch on a site tool: 'deep research' (both sites: 5-30 minutes, the whole report with its "
+                   "sources), 'web search' (ChatGPT), 'deep think', 'canvas' (Gemini); repeatable")
     a.add_argument("question", help="the question (use - to read it from stdin)")
+
+    m = sub.add_parser("models", help="list what each site's pickers offer now: models, efforts, tools",
+                       description="Opens each provider page in the browser ai-bridge uses (any --browser mode), opens "
+                       "its model picker (with its submenus) and its tools menu, reads them and closes them: "
+                       "nothing is chosen, typed or sent. Prints the site's own names (pass them as --model, "
+                       "--effort, --tool) with the current choice marked. Exit 0 if a site could be read.")
+    _common(m)
+    m.add_argument("--provider", choices=["chatgpt", "gemini", "both"], default="both",
+                   help="which site (default: both, in parallel)")
+    m.add_argument("--timeout", type=_seconds, default=60.0, help="seconds each site may take (default 60)")
+    m.add_argument("--json", action="store_true", help="print the offers as JSON")
 
     d = sub.add_parser("doctor", help="launch headless Chromium with the extension and check every link",
                        description="Checks: browser found, discovery guarded, extension connected, relay round "
@@ -335,6 +355,10 @@ def main(argv: list[str] | None = None) -> int:
         from .saved_page import page_main
 
         return trio.run(page_main, config, args.pages, args.provider, args.timeout or 60.0, args.json)
+    if args.command == "models":
+        from .models import models_main
+
+        return trio.run(models_main, config, args.provider, args.timeout, args.json)
     if args.command == "doctor" and args.live:
         from .doctor import live_main
 
@@ -357,7 +381,9 @@ def main(argv: list[str] | None = None) -> int:
         from .ask import AskExtras, ask_main
 
         question = sys.stdin.read() if args.question == "-" else args.question
-        extras = AskExtras(tuple(args.files), args.attach, args.dry_run, args.model or "", args.mode or "")
+        # --mode (before issue 34, Gemini's model) is --model gemini:NAME
+        models = (*args.models, *(f"gemini:{m}" for m in args.modes))
+        extras = AskExtras(tuple(args.files), args.attach, args.dry_run, models, tuple(args.efforts), tuple(args.tools))
         return trio.run(ask_main, config, question, args.provider, args.new_chat, args.timeout, args.json, extras)
     raise AssertionError(args.command)
 

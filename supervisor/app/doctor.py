@@ -177,7 +177,7 @@ async def live_main(config: Config, provider: str, timeout_s: float, as_json: bo
     providers = list(ProviderName) if provider == "both" else [ProviderName(provider)]
     project = config.project or Path.cwd().name
     async with open_bridge(config) as bridge:
-        results = await probe_providers(bridge, providers, timeout_s=timeout_s, project=project)
+        results = await probe_providers(bridge, providers, timeout_s=timeout_s, project=project, choices=True)
     if as_json:
         print(json.dumps(reports_json(results), indent=2, ensure_ascii=False))
     else:

@@ -20,14 +20,14 @@ ProbeResults = dict[ProviderName, ProbeReport | BridgeError]
 
 
 async def probe_providers(bridge: Bridge, providers: Iterable[ProviderName], *, timeout_s: float = 60.0,
-                          project: str | None = None) -> ProbeResults:
+                          project: str | None = None, choices: bool = False) -> ProbeResults:
     """Probe the providers in parallel. Each gets a `ProbeReport`, or the typed error that stopped its probe (no
     browser, the tab could not be opened, the deadline). `project`: whose kept conversation to look at (read
     only), so the response and feedback selectors can be checked on an earlier answer."""
     results: ProbeResults = {}
 
     async def one(p: ProviderName) -> None:
-        msg = Probe(project=project, timeout_s=timeout_s)
+        msg = Probe(project=project, timeout_s=timeout_s, choices=choices)
         try:
             results[p] = await bridge.ref(provider_address(p)).call(msg, timeout=msg.call_timeout_s)
         except BridgeError as exc:
@@ -80,6 +80,9 @@ def render_blocks(results: Mapping[ProviderName, ProbeReport | BridgeError]) -> 
             lines.append(f"  {entry:<{width}} {status:<18} {said}".rstrip())
         if r.overridden:
             lines.append(f"  * overridden by providers.toml: {', '.join(r.overridden)}")
+        if r.offered is not None:
+            lines += ["  what can be chosen (the site's names; ✓ chosen now):",
+                      *("  " + line for line in r.offered.text("").splitlines()[1:])]
         if r.signed_in is False:
             lines.append(f"  sign in to {p.value} in this browser, then run again")
         if r.broken:

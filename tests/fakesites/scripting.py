@@ -163,6 +163,15 @@ class PageOptions:
     uploadMaxBytes: int = 20 * 1024 * 1024  # a bigger file is refused: "<name> is too large"
     uploadMaxFiles: int = 10       # more files in the composer at once are refused: "You can upload up to N files"
     uploadRefuse: tuple = (".exe", ".dmg")  # refused types: "File type not supported: <name>"
+    # Models, effort and tools (issue 34; the app.js / menus.js headers cite the captures each shape follows).
+    picker: str = "pill"           # ChatGPT 2026: "pill" (the composer pill with its model submenu, July 2026) or
+                                   # "header" (the header's model switcher, Jan 2026)
+    proPlan: bool = False          # ChatGPT's pill also offers "Extra High" and "Pro" (on some plans)
+    pickerIgnoresClicks: bool = False  # a picker or tools row's click closes the menu and changes nothing
+    toolsMenu: str = "search"      # ChatGPT 2026: "search" (July: the "+" menu shows its tools only when searched
+                                   # for) or "rows" (June: Deep research / Web search are rows of the "+" menu)
+    uploadChooser: str = "input"   # Gemini 2026: "input" (the page's new file input is in the document) or
+                                   # "detached" (only the chooser it opens reaches it)
 
     @classmethod
     def from_json(cls, data: Any) -> PageOptions:
@@ -185,7 +194,13 @@ class PageOptions:
             raise ControlError(f"shape must be one of {', '.join(SHAPES)}")
         if not isinstance(opts.model, str) or not _MODEL.match(opts.model):
             raise ControlError("model must be a short model name like '5.2' or '4o'")
-        for name in ("login", "drift", "extensionButtons"):
+        if opts.picker not in ("pill", "header"):
+            raise ControlError("picker must be 'pill' or 'header'")
+        if opts.toolsMenu not in ("search", "rows"):
+            raise ControlError("toolsMenu must be 'search' or 'rows'")
+        if opts.uploadChooser not in ("input", "detached"):
+            raise ControlError("uploadChooser must be 'input' or 'detached'")
+        for name in ("login", "drift", "extensionButtons", "proPlan", "pickerIgnoresClicks"):
             if not isinstance(getattr(opts, name), bool):
                 raise ControlError(f"{name} must be a boolean")
         if isinstance(opts.uploadRefuse, list):
@@ -529,9 +544,11 @@ class SiteState:
         return record
 
     def begin(self, question: str, conversation_id: str | None, lang: str = "en", *,
-              attachments: list | None = None, model: str | None = None) -> Generation:
+              attachments: list | None = None, model: str | None = None, effort: str | None = None,
+              tools: list | None = None) -> Generation:
         """Log a question and decide how it is answered. ``lang`` is the UI language the page reported;
-        ``attachments`` the ids of the files uploaded with it, ``model`` the model (mode) the page had chosen."""
+        ``attachments`` the ids of the files uploaded with it, ``model``, ``effort`` and ``tools`` what the page had
+        chosen."""
         scripted = bool(self.queue)
         script = self.take_script()
         if not scripted and wants_thinking(question):
@@ -566,6 +583,8 @@ class SiteState:
             "attachments": [{k: v for k, v in self.uploads[i].items() if k != "id"}
                             for i in (attachments or []) if isinstance(i, str) and i in self.uploads],
             "model": model,
+            "effort": effort,
+            "tools": [t for t in tools if isinstance(t, str)] if isinstance(tools, list) else [],
         }
         self.questions.append(entry)
         self.conversations[conversation_id].append({"role": "user", "text": question, "messageId": message_id})

@@ -97,8 +97,11 @@ def _json(data: Any, status: int = 200) -> Response:
 
 
 def _upload_boot(opts: Any) -> dict:
+    """What both pages take of the uploads and choices options."""
     return {"uploadMs": opts.uploadMs, "uploadMaxBytes": opts.uploadMaxBytes, "uploadMaxFiles": opts.uploadMaxFiles,
-            "uploadRefuse": list(opts.uploadRefuse)}
+            "uploadRefuse": list(opts.uploadRefuse), "picker": opts.picker, "proPlan": opts.proPlan,
+            "pickerIgnoresClicks": opts.pickerIgnoresClicks, "uploadChooser": opts.uploadChooser,
+            "toolsMenu": opts.toolsMenu}
 
 
 def _add_upload_route(app: QuartTrio, site: SiteState, path: str) -> None:
@@ -224,7 +227,8 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
 
     @app.get("/cdn/assets/app.js")
     async def app_js() -> Response:
-        return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "common/uploads.js", "chatgpt/app.js")
+        return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "common/uploads.js", "chatgpt/app.js",
+                       "chatgpt/menus.js")
 
     @app.get("/cdn/assets/app.css")
     async def app_css() -> Response:
@@ -253,7 +257,7 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
             return _json({"detail": "bad request"}, 400)
         lang = "ja" if request.headers.get("oai-language", "en").startswith("ja") else "en"
         gen = site.begin(question, body.get("conversation_id"), lang, attachments=body.get("attachments"),
-                         model=body.get("model"))
+                         model=body.get("model"), effort=body.get("effort"), tools=body.get("tools"))
         script = gen.script
         if script.rateLimited:
             await gen.pause(script.firstTokenMs)
@@ -367,7 +371,8 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
 
     @app.get("/_/static/gemini.js")
     async def gemini_js() -> Response:
-        return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "common/uploads.js", "gemini/app.js")
+        return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "common/uploads.js", "gemini/app.js",
+                       "gemini/menus.js")
 
     @app.get("/_/static/gemini.css")
     async def gemini_css() -> Response:
@@ -395,7 +400,7 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
             return _json({"error": "bad request"}, 400)
         lang = "ja" if request.args.get("hl", "en").startswith("ja") else "en"
         gen = site.begin(question, body.get("conversation") or None, lang, attachments=body.get("attachments"),
-                         model=body.get("mode"))
+                         model=body.get("mode"), effort=body.get("effort"), tools=body.get("tools"))
         return Response(_gemini_stream(site, gen), content_type="application/json+protobuf; charset=utf-8",
                         headers=NO_STORE)
 

@@ -18,7 +18,15 @@ from supervisor.errors import BridgeError, ErrorInfo, InvalidArgument
 
 from ...protocol.common import ProviderName
 from ...protocol.jobs import JOBS, JobView, StartJob
-from ...protocol.provider import MAX_ASK_TIMEOUT_S, Ask, AskProgress, AskResult, default_timeout_s, provider_address
+from ...protocol.provider import (
+    MAX_ASK_TIMEOUT_S,
+    Ask,
+    AskProgress,
+    AskResult,
+    Choice,
+    default_timeout_s,
+    provider_address,
+)
 from ...protocol.session_store import MAX_PROJECT
 from ..deps import FrontDeps, ToolCall
 from ..toolkit import Annotations, Args, Result, Tool
@@ -72,29 +80,82 @@ class AskArgs(Args):
             raise ValueError("must not be blank")
         return v.strip()
 
-
-_MODEL = Annotated[str, Field(
-    min_length=1, max_length=100,
-    description="ChatGPT's model, chosen in the site's own picker by its visible label (any case; a prefix is "
-    "enough), e.g. \"Pro\", \"Thinking\", \"Instant\". An unknown label is an error listing the picker's labels. "
-    "Applies to this ask's conversation only; the answer names the model that answered.")]
-_MODE = Annotated[str, Field(
-    min_length=1, max_length=100,
-    description="Gemini's mode, chosen in the site's own mode picker by its visible label (any case; a prefix is "
-    "enough), e.g. \"Fast\", \"Thinking\", \"Pro\". An unknown label is an error listing the picker's labels.")]
+    def choices(self) -> tuple[tuple[ProviderName, Choice], ...]:
+        """The model, effort and tools to choose, per provider (empty ones included)."""
+        return ()
 
 
-class ChatGPTAskArgs(AskArgs):
-    model: _MODEL | SkipJsonSchema[None] = None
+_MODEL_TEXT = ("The model to choose in the site's own picker before asking, named as the site names it today (any "
+               "case; the start of a name, a whole word or the page's id is enough; an exact name wins): {examples}. "
+               "An unknown name is an error listing what the picker offers (`ai-bridge models` or the list_models "
+               "tool show it); a choice the page does not confirm is an error too: nothing is sent either way. "
+               "Applies to this ask's conversation; the result names the choice the page showed and the model that "
+               "answered.")
+_EFFORT_TEXT = "How hard the model thinks: {examples}. Checked like `model`."
+_TOOLS_TEXT = ("The site's tools to switch on for this ask: {examples}. Deep Research runs 5-30 minutes and returns "
+               "the whole report with its sources; its deadline and progress heartbeat follow.")
 
 
-class GeminiAskArgs(AskArgs):
-    mode: _MODE | SkipJsonSchema[None] = None
+ChatGPTTool = Literal["deep research", "web search"]
+GeminiTool = Literal["deep research", "deep think", "canvas"]
+_CHATGPT_MODEL = Annotated[str, Field(min_length=1, max_length=100, description=_MODEL_TEXT.format(
+    examples='"GPT-5.5", "GPT-5.6 Sol", "o3" (a model of the picker\'s model submenu), or a row of its main menu'))]
+_CHATGPT_EFFORT = Annotated[str, Field(min_length=1, max_length=40, description=_EFFORT_TEXT.format(
+    examples='"instant", "medium", "high", "extra high" or "pro" (the tiers the picker shows on your plan)'))]
+_CHATGPT_TOOLS = Annotated[list[ChatGPTTool], Field(min_length=1, max_length=2, description=_TOOLS_TEXT.format(
+    examples='"deep research", "web search"'))]
+_GEMINI_MODEL = Annotated[str, Field(min_length=1, max_length=100, description=_MODEL_TEXT.format(
+    examples='"3.1 Pro", "Pro", "3.5 Flash", "Flash-Lite"'))]
+_GEMINI_EFFORT = Annotated[str, Field(min_length=1, max_length=40, description=_EFFORT_TEXT.format(
+    examples='"extended" (the picker\'s Extended thinking switch on) or "standard" (off)'))]
+_GEMINI_TOOLS = Annotated[list[GeminiTool], Field(min_length=1, max_length=3, description=_TOOLS_TEXT.format(
+    examples='"deep research", "deep think", "canvas"'))]
+_LEGACY = SkipJsonSchema[Annotated[str, Field(min_length=1, max_length=100)] | None]
+
+
+class ChatGPTChoice(Args):
+    model: _CHATGPT_MODEL | SkipJsonSchema[None] = None
+    effort: _CHATGPT_EFFORT | SkipJsonSchema[None] = None
+    tools: _CHATGPT_TOOLS | SkipJsonSchema[None] = None
+
+    def choice(self) -> Choice:
+        return Choice(self.model or "", self.effort or "", tuple(dict.fromkeys(self.tools or ())))
+
+
+class GeminiChoice(Args):
+    model: _GEMINI_MODEL | SkipJsonSchema[None] = None
+    effort: _GEMINI_EFFORT | SkipJsonSchema[None] = None
+    tools: _GEMINI_TOOLS | SkipJsonSchema[None] = None
+
+    def choice(self) -> Choice:
+        return Choice(self.model or "", self.effort or "", tuple(dict.fromkeys(self.tools or ())))
+
+
+class ChatGPTAskArgs(AskArgs, ChatGPTChoice):
+    def choices(self) -> tuple[tuple[ProviderName, Choice], ...]:
+        return ((ProviderName.CHATGPT, self.choice()),)
+
+
+class GeminiAskArgs(AskArgs, GeminiChoice):
+    mode: _LEGACY = None  # the name before issue 34: the same as model
+
+    def choices(self) -> tuple[tuple[ProviderName, Choice], ...]:
+        return ((ProviderName.GEMINI, attrs.evolve(self.choice(), model=self.model or self.mode or "")),)
 
 
 class BothAskArgs(AskArgs):
-    model: _MODEL | SkipJsonSchema[None] = None
-    mode: _MODE | SkipJsonSchema[None] = None
+    chatgpt: Annotated[ChatGPTChoice, Field(description="ChatGPT's model, effort and tools for this ask.")] \
+        | SkipJsonSchema[None] = None
+    gemini: Annotated[GeminiChoice, Field(description="Gemini's model, effort and tools for this ask.")] \
+        | SkipJsonSchema[None] = None
+    model: _LEGACY = None  # before issue 34: ChatGPT's model
+    mode: _LEGACY = None  # before issue 34: Gemini's model
+
+    def choices(self) -> tuple[tuple[ProviderName, Choice], ...]:
+        gpt = self.chatgpt.choice() if self.chatgpt else Choice()
+        gem = self.gemini.choice() if self.gemini else Choice()
+        return ((ProviderName.CHATGPT, attrs.evolve(gpt, model=gpt.model or self.model or "")),
+                (ProviderName.GEMINI, attrs.evolve(gem, model=gem.model or self.mode or "")))
 
 
 def project_folder() -> Path:
@@ -111,8 +172,9 @@ def _files(deps: FrontDeps, args: AskArgs) -> tuple[attachments.ProjectFile, ...
 
 async def _message(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Ask:
     # Pro / Deep Think / Thinking answers take up to an hour: their default deadline is long enough (issue 21).
+    choices = args.choices()
     timeout_s = args.timeout_s if args.timeout_s is not None else default_timeout_s(
-        deps.config.response_timeout_s, getattr(args, "model", None) or getattr(args, "mode", None))
+        deps.config.response_timeout_s, " ".join(c.words() for _, c in choices))
     files = _files(deps, args)  # checked before anything is sent; a failing file refuses the ask
     question = args.question
     uploads: tuple[str, ...] = ()
@@ -121,15 +183,15 @@ async def _message(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Ask:
     else:
         uploads = tuple(str(f.path) for f in files)
     return Ask(question, await call.project(args.project), args.new_chat, timeout_s, uuid.uuid4().hex,
-               files=uploads, model=getattr(args, "model", None) or "", mode=getattr(args, "mode", None) or "")
+               files=uploads, choices=tuple((p, c) for p, c in choices if c))
 
 
 def dry_run_result(deps: FrontDeps, args: AskArgs) -> Result:
     """What the ask would send, without opening a tab or sending anything."""
     report = attachments.dry_run(args.question, _files(deps, args), args.attach)
-    for key in ("model", "mode"):
-        if getattr(args, key, None):
-            report[key] = getattr(args, key)
+    chosen = {p.value: c.as_json() for p, c in args.choices() if c}
+    if chosen:
+        report["choices"] = chosen
     return Result(text=attachments.dry_run_text(report), structured={"dryRun": report})
 
 

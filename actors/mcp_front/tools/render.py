@@ -30,6 +30,12 @@ class AskWarningOut(Output):
     debugDump: str | None
 
 
+class ChosenOut(Output):
+    model: str | Absent = None
+    effort: str | Absent = None
+    tools: list[str] | Absent = None
+
+
 class Answer(Output):
     """One provider's answer."""
 
@@ -39,7 +45,9 @@ class Answer(Output):
     timings: dict[str, float] = Field(description="Milliseconds per step (connectMs, sendMs, totalMs, ...).")
     retries: int
     model: str | Absent = Field(default=None, description="The model that answered, as the page names it: ChatGPT's "
-                                "message model slug (gpt-5-2), Gemini's mode label (Fast, Thinking, Pro).")
+                                "message model slug (gpt-5-5), Gemini's picker label (Pro, Pro Extended).")
+    chosen: ChosenOut | Absent = Field(default=None, description="When the ask chose a model, effort or tools: what "
+                                       "the page showed chosen when the question was sent (the site's own labels).")
     completion: Completion
     warnings: list[AskWarningOut] = Field(default_factory=list, description="Present when the answer looks odd, "
                                           "was read as plain text, or went to a new chat (conversation_gone).")
@@ -112,6 +120,8 @@ def ask_structured(r: AskResult) -> dict[str, object]:
                        "extractedBy": r.extracted_by}}
     if r.model:
         out["model"] = r.model
+    if r.chosen is not None:
+        out["chosen"] = r.chosen.as_json()
     if r.warnings:
         out["warnings"] = [{"code": w.code, "message": w.message, "debugDump": w.debug_dump} for w in r.warnings]
     return out

@@ -13,8 +13,8 @@
 //     #composer-submit-button: data-testid=send-button (disabled while the editor is empty) or, while an
 //     answer streams, data-testid=stop-button aria-label "Stop generating".
 // DOM, shape 2026 (wrappers as on the real page):
-//   header#page-header > button[data-testid=model-switcher-dropdown-button]
-//       [aria-label="Model selector, current model is 5.2"] "ChatGPT 5.2"
+//   header#page-header > the model picker of PageOptions.picker "header", else the brand (see menus.js; "pill" puts
+//       the picker into the composer)
 //   main#main > #thread > article[data-turn][data-testid=conversation-turn-N]
 //     user:      h5.sr-only + div.text-base > div > div.grow > div[data-message-author-role=user][data-message-id]
 //                  > div > div.user-message-bubble-color > div.whitespace-pre-wrap
@@ -116,18 +116,6 @@ const m = location.pathname.match(/^\/c\/([0-9a-f-]+)/i);
 if (m) state.conversationId = m[1];
 
 let thread, editor, sendSlot, uploader;
-
-// The model picker (issue 20): a Radix menu under the header's model switcher, opened by a pointer press (as Radix
-// does: a script's click() does not open it). The choice holds for this page's conversation; each answer's
-// data-message-model-slug and the request's `model` follow it.
-const MODELS = [
-  { label: 'Auto', desc: 'Decides how long to think', slug: '' },
-  { label: 'Instant', desc: 'Answers right away', slug: '-instant' },
-  { label: 'Thinking', desc: 'Thinks longer for better answers', slug: '-thinking' },
-  { label: 'Pro', desc: 'Research-grade intelligence', slug: '-pro' },
-];
-let chosenModel = MODELS[0];
-const modelSlug = () => 'gpt-' + MODEL.replace(/\./g, '-') + chosenModel.slug;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Turns
@@ -251,7 +239,7 @@ class AssistantTurn {
     this.content = NEW ? h('div', { class: 'flex w-full flex-col gap-1 empty:hidden first:pt-[1px]' }, inTurn) : inTurn;
     this.message = h('div', {
       'data-message-author-role': 'assistant', 'data-message-id': messageId,
-      'data-message-model-slug': NEW ? modelSlug() : 'gpt-5', dir: 'auto',
+      'data-message-model-slug': NEW ? currentChoice().model : 'gpt-5', dir: 'auto',
       class: NEW ? 'min-h-8 text-message relative flex w-full flex-col items-end' : 'min-h-8 text-message',
     }, this.content);
     if (NEW) {
@@ -470,7 +458,9 @@ function makeUploader(input, host) {
 }
 
 function buildComposer2026() {
-  const fileInput = h('input', { type: 'file', multiple: true, tabindex: '-1' });
+  // chatgpt-2607-file-input-ready.html: form[data-testid=composer] holds input#upload-files[type=file][multiple]
+  // [hidden]; "Upload from computer" in the "+" menu opens it (menus.js).
+  const fileInput = h('input', { id: 'upload-files', type: 'file', multiple: true, hidden: true, tabindex: '-1' });
   const chipHost = h('div', { class: 'composer-attachments flex flex-wrap gap-2' });
   makeUploader(fileInput, chipHost);
   const composerButton = (label, extra) => h('button', { type: 'button', class: 'composer-btn', 'aria-label': label, ...extra, html: ICON_DOT });
@@ -480,15 +470,18 @@ function buildComposer2026() {
       DRIFT ? h('div', { id: 'composer-background', class: 'composer-bg' }, h('div', { class: 'input-wrap' }, editor))
         : h('div', { class: 'prosemirror-parent text-token-text-primary flex-1' }, editor)),
     h('div', { class: 'composer-leading' }, h('span', { class: 'flex', 'data-state': 'closed' },
-      composerButton(T.addFiles, { 'data-testid': 'composer-plus-btn', id: 'composer-plus-btn', 'aria-haspopup': 'menu', 'aria-expanded': 'false' }))),
+      composerButton(T.addFiles, { 'data-testid': 'composer-plus-btn', id: 'composer-plus-btn', 'aria-haspopup': 'menu', 'aria-expanded': 'false',
+        onpointerdown: (ev) => { if (ev.button === 0) plusMenu(ev.currentTarget); } })),  // menus.js
+      h('span', { class: 'composer-tool-pills flex' })),
     h('div', { class: 'composer-trailing flex items-center gap-2' }, h('div', { class: 'ms-auto flex items-center gap-1.5' },
       EXT ? h('span', { 'data-state': 'closed' }, composerButton('Improve prompt with QuillBot')) : null,
+      PILL ? composerPill() : null,  // menus.js
       h('span', { 'data-state': 'closed' }, composerButton(T.dictate)),
       sendSlot)));
   const form = h('form', {
-    class: 'composer group/composer w-full', 'data-type': 'unified-composer',
+    class: 'composer group/composer w-full', 'data-type': 'unified-composer', 'data-testid': 'composer',
     onsubmit: (ev) => { ev.preventDefault(); if (!state.streaming) send(); },
-  }, h('div', { class: 'hidden' }, fileInput),
+  }, fileInput,
   h('div', {}, surface),
   h('input', { class: 'sr-only select-none', id: 'upload-photos', type: 'file', accept: 'image/*', multiple: true, tabindex: '-1' }),
   h('input', { class: 'sr-only select-none', id: 'upload-camera', type: 'file', accept: 'image/*', capture: 'environment', tabindex: '-1' }));
@@ -592,7 +585,7 @@ async function send() {
       method: 'POST', signal: abort.signal,
       headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'oai-language': LANG === 'ja' ? 'ja-JP' : 'en-US' },
       body: JSON.stringify({
-        action: 'next', conversation_id: state.conversationId, model: NEW ? modelSlug() : 'auto', attachments,
+        action: 'next', conversation_id: state.conversationId, ...currentChoice(), tools: currentTools(), attachments,
         messages: [{ id: crypto.randomUUID(), author: { role: 'user' }, content: { content_type: 'text', parts: [question] } }],
       }),
     });
@@ -675,50 +668,13 @@ async function loadConversation(id) {
   return null;
 }
 
-function closeModelMenu() {
-  document.querySelector('[data-radix-popper-content-wrapper]')?.remove();
-  const btn = document.querySelector('[data-testid="model-switcher-dropdown-button"]');
-  if (btn) { btn.setAttribute('aria-expanded', 'false'); btn.setAttribute('data-state', 'closed'); }
-}
-
-function toggleModelMenu(btn) {
-  if (document.querySelector('[data-radix-popper-content-wrapper]')) { closeModelMenu(); return; }
-  btn.setAttribute('aria-expanded', 'true');
-  btn.setAttribute('data-state', 'open');
-  const menu = h('div', { role: 'menu', 'data-state': 'open', 'data-radix-menu-content': '', class: 'popover model-menu', tabindex: '-1' },
-    h('div', { class: 'menu-heading text-token-text-tertiary' }, 'GPT-' + MODEL),
-    ...MODELS.map((mdl) => h('div', {
-      role: 'menuitemradio', 'aria-checked': String(mdl === chosenModel), 'data-state': mdl === chosenModel ? 'checked' : 'unchecked',
-      'data-testid': 'model-switcher-gpt-' + MODEL.replace(/\./g, '-') + mdl.slug, class: 'menu-item', tabindex: '-1',
-      onclick: () => {
-        chosenModel = mdl;
-        const label = btn.querySelector('.model-label');
-        if (label) label.textContent = MODEL + (mdl.slug ? ' ' + mdl.label : '');
-        btn.setAttribute('aria-label', T.modelSelector(MODEL + (mdl.slug ? ' ' + mdl.label : '')));
-        closeModelMenu();
-      },
-    }, h('div', { class: 'flex flex-col' }, h('div', { class: 'item-label' }, mdl.label),
-      h('div', { class: 'item-desc text-token-text-tertiary text-xs' }, mdl.desc)))));
-  const r = btn.getBoundingClientRect();
-  document.body.append(h('div', { 'data-radix-popper-content-wrapper': '', style: `position: fixed; left: ${r.left}px; top: ${r.bottom + 4}px; z-index: 50; min-width: 240px; background: #fff; border: 1px solid #ddd;` }, menu));
-}
-
-document.addEventListener('keydown', (ev) => { if (ev.key === 'Escape') closeModelMenu(); });
-document.addEventListener('pointerdown', (ev) => {
-  if (!ev.target.closest('[data-radix-popper-content-wrapper], [data-testid="model-switcher-dropdown-button"]')) closeModelMenu();
-});
-
 async function boot() {
   await fetch('/backend-api/me?b=' + encodeURIComponent(BOOT.b || '')).then((r) => r.json());
   const root = document.getElementById('__next');
   thread = h('div', { id: 'thread', class: 'flex flex-col text-sm' });
   const header = NEW
     ? h('header', { id: 'page-header', class: 'page-header draggable sticky top-0' },
-      h('button', {
-        type: 'button', 'data-testid': 'model-switcher-dropdown-button', 'aria-label': T.modelSelector(MODEL),
-        'aria-haspopup': 'menu', 'aria-expanded': 'false', 'data-state': 'closed', class: 'group flex items-center gap-1 brand',
-        onpointerdown: (ev) => { if (ev.button === 0) toggleModelMenu(ev.currentTarget); },
-      }, h('div', {}, 'ChatGPT ', h('span', { class: 'text-token-text-tertiary model-label' }, MODEL))),
+      PILL ? h('span', { class: 'brand' }, 'ChatGPT') : headerSwitcher(),  // menus.js
       h('a', { href: '/', 'data-testid': 'create-new-chat-button', class: 'btn' }, T.newChat))
     : h('header', { class: 'page-header' }, h('span', { class: 'brand' }, 'ChatGPT'),
       h('a', { href: '/', 'data-testid': 'create-new-chat-button', class: 'btn' }, T.newChat));

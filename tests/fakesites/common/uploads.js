@@ -45,7 +45,7 @@ function fakeUploader(opts) {
     chip.el.remove();
     onChange();
   };
-  input.addEventListener('change', () => {
+  const onFiles = (input) => {
     const files = Array.from(input.files || []);
     input.value = '';
     const max = BOOT.uploadMaxFiles ?? 10;
@@ -56,8 +56,11 @@ function fakeUploader(opts) {
       if (f.size > (BOOT.uploadMaxBytes ?? Infinity)) { refuse(texts.tooLarge(f.name)); continue; }
       add(f);
     }
-  });
+  };
+  const watch = (el) => el.addEventListener('change', () => onFiles(el));
+  if (input) watch(input);
   return {
+    watch,  // a file input the page makes later (Gemini's, once its upload menu is used)
     busy: () => chips.some((c) => c.busy),
     count: () => chips.length,
     ids: () => chips.filter((c) => c.id).map((c) => c.id),

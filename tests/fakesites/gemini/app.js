@@ -648,12 +648,14 @@ class Input2026 {
           // drift: the editor left rich-textarea for another container
           DRIFT ? h('div', { class: 'prompt-box' }, h('div', { class: 'prompt-editor' }, this.editor))
             : h('rich-textarea', { class: 'text-input-field_textarea ql-container ql-bubble' }, this.editor)))));
-    const fileInput = h('input', { type: 'file', multiple: true, hidden: true, class: 'hidden-local-file-input', tabindex: '-1' });
+    // No file input at rest (gemini-2607-composer-idle.html): "Upload and tools" makes one (menus.js).
     const chipHost = h('div', { class: 'attachment-previews' });
+    this.uploads = makeUploader(null, chipHost, () => this.onChange());
+    const fileHost = h('div', { class: 'file-uploader ng-star-inserted' });
+    fileHost.append(uploadAndTools(fileHost, this.uploads));
     const uploader = h('div', { class: 'leading-actions-wrapper' }, h('div', { class: 'uploader-button-container' },
-      h('uploader', { class: 'upload-button' }, h('div', { class: 'file-uploader ng-star-inserted' },
-        matButton(T26.upload, 'add_2', { 'aria-haspopup': 'menu', 'aria-expanded': 'false' }), fileInput))));
-    this.uploads = makeUploader(fileInput, chipHost, () => this.onChange());
+      h('uploader', { class: 'upload-button' }, fileHost)));
+    menuState.chipHost = h('div', { class: 'toolbox-drawer-selected-items' });
     const trailing = h('div', { class: 'trailing-actions-wrapper' },
       h('div', { class: 'model-picker-container' }, modeSwitcher(T26.modePicker)),
       h('div', { class: 'input-buttons-wrapper-bottom' },
@@ -663,7 +665,7 @@ class Input2026 {
         this.sendSlot));
     this.el = h('input-container', { class: 'input-gradient' }, h('fieldset', { class: 'input-area-container' },
       h('input-area-v2', { class: 'ui-improvements-phase-1' }, chipHost, h('div', { class: 'input-area with-toolbox-drawer' },
-        textField, uploader, trailing))),
+        textField, uploader, menuState.chipHost, trailing))),
     h('hallucination-disclaimer', { class: 'hallucination-disclaimer' }, h('div', { class: 'capabilities-disclaimer' },
       h('p', { 'data-test-id': 'disclaimer', class: 'gds-body-s desktop-spacing ng-star-inserted' }, T26.disclaimer))));
     wireEditor(this);
@@ -798,9 +800,8 @@ class ReportPanel {
 
 let app;
 
-// Uploads and the mode picker (issue 20), in both shapes. The mode menu is a mat-menu: its panel renders in the cdk
-// overlay container at the end of <body>; items are button[role=menuitem] with a title and a description; the chosen
-// mode's label shows in the picker's label pill, and the request carries it (`mode`). The choice holds for this page.
+// Uploads (issue 20), in both shapes; the mode picker, the tools and the upload menu are in menus.js. The request
+// carries the page's choice (`mode`, `effort`, `tools`), which holds for this page.
 function makeUploader(input, host, onChange) {
   const U = UPLOAD_TEXTS[LANG === 'ja' ? 'ja' : 'en'];
   return fakeUploader({
@@ -809,47 +810,6 @@ function makeUploader(input, host, onChange) {
       h('div', { class: 'mat-mdc-snack-bar-label', role: 'status' }, text))),
   });
 }
-
-const MODES = {
-  en: [['Fast', 'Answers quickly'], ['Thinking', 'Solves complex problems'], ['Pro', 'Thinks longer for advanced math & code']],
-  ja: [['高速モード', 'すばやく回答'], ['思考モード', '複雑な問題を解決'], ['Pro', '高度な数学とコードのために長く考える']],
-  de: [['Schnell', 'Antwortet schnell'], ['Denken', 'Löst komplexe Probleme'], ['Pro', 'Denkt länger nach']],
-}[LANG].map(([label, desc]) => ({ label, desc }));
-let chosenMode = MODES[0];
-
-function modeSwitcher(ariaLabel) {
-  const pill = h('span', { class: 'ng-star-inserted mode-label' }, chosenMode.label);
-  const btn = h('button', {
-    'aria-label': ariaLabel, 'data-test-id': 'bard-mode-menu-button', 'aria-haspopup': 'menu',
-    'aria-expanded': 'false', class: 'mdc-button mat-mdc-button-base mat-mdc-menu-trigger input-area-switch',
-    onclick: (ev) => toggleModeMenu(ev.currentTarget, pill),
-  }, h('span', { class: 'mdc-button__label' }, h('div', {
-    'data-test-id': 'logo-pill-label-container', class: 'logo-pill-label-container input-area-switch-label',
-  }, pill, NEW ? fontIcon('keyboard_arrow_down', 'dropdown-icon gds-icon-l') : null)));
-  return h('bard-mode-switcher', {}, btn, h('mat-menu', { 'data-test-id': 'desktop-nested-mode-menu' }));
-}
-
-function closeModeMenu() {
-  document.querySelector('.cdk-overlay-container .mode-menu-pane')?.remove();
-}
-
-function toggleModeMenu(btn, pill) {
-  if (document.querySelector('.cdk-overlay-container .mode-menu-pane')) { closeModeMenu(); btn.setAttribute('aria-expanded', 'false'); return; }
-  btn.setAttribute('aria-expanded', 'true');
-  let overlay = document.querySelector('.cdk-overlay-container');
-  if (!overlay) { overlay = h('div', { class: 'cdk-overlay-container' }); document.body.append(overlay); }
-  const r = btn.getBoundingClientRect();
-  overlay.append(h('div', { class: 'cdk-overlay-pane mode-menu-pane', style: `position: fixed; left: ${r.left}px; top: ${Math.max(0, r.top - 180)}px; z-index: 1000; background: #fff; border: 1px solid #ddd;` },
-    h('div', { class: 'mat-mdc-menu-panel gds-mode-switch-menu', role: 'menu', tabindex: '-1' },
-      h('div', { class: 'mat-mdc-menu-content' }, ...MODES.map((md) => h('button', {
-        role: 'menuitem', class: 'mat-mdc-menu-item bard-mode-list-button' + (md === chosenMode ? ' is-selected' : ''),
-        'data-test-id': 'bard-mode-option-' + md.label.toLowerCase(), 'aria-checked': String(md === chosenMode),
-        onclick: () => { chosenMode = md; pill.textContent = md.label; closeModeMenu(); btn.setAttribute('aria-expanded', 'false'); },
-      }, h('span', { class: 'mat-mdc-menu-item-text' }, h('div', { class: 'mode-title gds-label-l' }, md.label),
-        h('div', { class: 'mode-desc gds-body-s' }, md.desc))))))));
-}
-
-document.addEventListener('keydown', (ev) => { if (ev.key === 'Escape') closeModeMenu(); });
 
 function setStreaming(on) {
   state.streaming = on;
@@ -906,7 +866,7 @@ async function send() {
   try {
     const r = await fetch('/_/BardChatUi/data/assistant.lamda.BardFrontendService/StreamGenerate?hl=' + LANG + '&rt=c', {
       method: 'POST', signal: abort.signal, headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ prompt: question, conversation: state.conversation, attachments, mode: chosenMode.label }),
+      body: JSON.stringify({ prompt: question, conversation: state.conversation, attachments, ...currentChoice() }),
     });
     if (!r.ok) throw new Error('HTTP ' + r.status);
     await readFrames(r, (f) => {
