@@ -35,6 +35,9 @@ export const CDP_METHODS = new Set([
   'Input.insertText', 'Input.dispatchKeyEvent', 'Input.dispatchMouseEvent',
   'Accessibility.getFullAXTree', 'DOM.getDocument', 'DOM.describeNode',
   'DOM.setFileInputFiles',  // provider tabs only: an ask's files, which the server checked are the project's
+  // Gemini makes its file input only when its upload menu opens a chooser: the chooser is intercepted (no dialog)
+  // and the files set on the node it names (issue 35). Nothing wider: no DOM writes, no file reads.
+  'Page.setInterceptFileChooserDialog',
 ]);
 
 /** What the general browser tools may send (actors/browser_tools): page scripts in an isolated world, input,

@@ -241,6 +241,13 @@ class AttachmentRefused(ProviderError):
     code = "attachment_refused"
 
 
+class UploadIncomplete(ProviderError):
+    """Not every file the ask attached showed as uploaded (its own chip, no progress left) in time: the question was
+    not sent, neither with these files nor with fewer. The message names the files and what the page showed."""
+
+    code = "upload_incomplete"
+
+
 class UnknownModel(ProviderError):
     """The model, effort or tool asked for is not among what the site's picker and tools menu offer (the message
     lists them). Nothing was sent."""

@@ -337,6 +337,22 @@ async def test_chatgpt_idle_page(tmp_path: Path) -> None:
 
 
 @in_browser
+async def test_the_language_is_the_sites_own_never_a_file_name(tmp_path: Path) -> None:
+    """Issue 35: a chip showing a Japanese file name made an English page read as Japanese. Without <html lang>, the
+    language comes from the site's own controls only."""
+    name = "議事録 メモ.txt"
+    tile = (f'<div role="group" aria-label="{name}" class="group/file-tile"><button aria-label="{name}">'
+            f'<span>{name}</span></button></div>')
+    english = CHATGPT_IDLE.replace('<html lang="en-US">', "<html>").replace(
+        '<div id="prompt-textarea"', tile + '<div id="prompt-textarea"')
+    assert "議事録" in english and "<html>" in english
+    report = (await probe_one(write(tmp_path, "en.html", english))).probe
+    assert report.language == "", report.language  # unknown, never "ja"
+    japanese = english.replace('aria-label="Dictate button"', 'aria-label="ディクテーションボタン"')
+    assert (await probe_one(write(tmp_path, "ja.html", japanese))).probe.language == "ja"
+
+
+@in_browser
 async def test_gemini_chat_page(tmp_path: Path) -> None:
     result = await probe_one(write(tmp_path, "gemini.html", GEMINI_CHAT))
     report = result.probe

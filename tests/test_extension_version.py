@@ -17,7 +17,7 @@ import supervisor
 from .conftest import REPO
 
 EXTENSION = REPO / "extension"
-RECORDED = ("0.3.5", "25e053e80fccb8730abe71d9176b8bbc26f017f03db2df858fd105327150a664")
+RECORDED = ("0.4.0", "c7727b02c092c1096ac77bc826300c494f25a65faffc5702b19d86d0601036ab")
 
 
 def extension_hash() -> str:

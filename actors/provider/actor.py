@@ -233,7 +233,7 @@ class ProviderActor:
                            spawn=self.nursery.start_soon,
                            reattach=msg.digest if isinstance(msg, Reattach) else None)
             self.flow = flow
-            flow.before_typing = functools.partial(self.choose_and_attach, page, msg, memo)
+            flow.before_typing = functools.partial(self.choose_and_attach, page, msg, memo, budget)
             flow.mark("connect")
             try:
                 out = await flow.run()
@@ -274,7 +274,7 @@ class ProviderActor:
         notice = st.notice
         return notice.text if notice is not None and notice.kind is NoticeKind.SITE_ERROR else None
 
-    async def choose_and_attach(self, page: TabSession, msg: Ask, memo: AskMemo) -> None:
+    async def choose_and_attach(self, page: TabSession, msg: Ask, memo: AskMemo, budget: AskBudget) -> None:
         """Before the question is typed: the model, effort and tools the ask names, chosen on the page and read back
         (issue 34: what the page does not confirm is never sent), then its files, attached through the site's own
         upload and each shown as uploaded."""
@@ -282,7 +282,8 @@ class ProviderActor:
         if want:
             memo.chosen = await choices.choose(page, want)
         if msg.files:
-            took = await attach_files(page, msg.files, self.to.upload_s)
+            # Within the ask's deadline, leaving time to type and send: a stalled upload is named as such.
+            took = await attach_files(page, msg.files, self.to.upload_s, budget.deadline - self.to.attempt_reserve_s)
             self.log.info("%s: %d files attached and uploaded in %.2fs", self.t.title, len(msg.files), took)
 
     async def dump_for(self, page: TabSession, question: str, why: str) -> str:

@@ -64,8 +64,10 @@ TABLE = ProviderTable(
         # attached files with their progress, the model picker (a Radix menu opened by a pointer press) and its items.
         "fileInput": ("input#upload-files", 'form div.hidden > input[type="file"]',
                       'form input[type="file"]:not([accept])', 'input[type="file"]'),
-        "attachment": ('[data-testid="file-tile"]', 'form [class*="file-tile"]'),
-        "attachmentBusy": ('[role="progressbar"]', '[aria-busy="true"]', '.animate-spin'),
+        # The real tile is div[role=group][aria-label=<name>].group/file-tile, no test id (README of the captures;
+        # agbrowse); its progress markup is not captured (a guess: a progressbar or a busy or spinning element).
+        "attachment": ('[role="group"][class*="file-tile"]', '[data-testid="file-tile"]', 'form [class*="file-tile"]'),
+        "attachmentBusy": ('[role="progressbar"]', '[aria-busy="true"]', ".animate-spin"),
         # Models and effort (issue 34): the composer pill of July 2026 (chatgpt-2607-model-menu-open.html: it shows
         # the effort tier; its menu has the tiers and a submenu of models), then the header switcher of Jan 2026
         # (chatgpt-chat-simple.html). Rows are Radix menu items; a chosen one is aria-checked.
@@ -110,8 +112,13 @@ TABLE = ProviderTable(
         # The disclaimer under the thread: page chrome, never an answer.
         "chrome": ("ChatGPT can make mistakes", "Check important info", "ChatGPT の回答は必ずしも正しいとは限りません"),
         # A file the site refused (its type, its size, too many): the toast that says so.
-        "attachRefused": ("not supported", "unsupported", "too large", "can only upload", "upload up to",
-                          "failed to upload", "サポートされていない", "大きすぎ", "アップロードできるのは"),
+        # ChatGPT's own upload errors (a 2025 copy of its bundle, README of the captures): "Unable to upload {name}",
+        # "… Max {n} uploads at a time", "Too many files uploaded. Maximum number of files at a time is {n}", "File is
+        # empty", "This file is corrupted…", "File is too large. Maximum file size is {n}MB", "Uploads with file type
+        # … are not supported". The Japanese ones are guesses.
+        "attachRefused": ("unable to upload", "uploads at a time", "too many files uploaded", "file is empty",
+                          "file is corrupted", "file is too large", "are not supported", "not supported",
+                          "failed to upload", "サポートされていない", "大きすぎ", "アップロードできません"),
         "answerMarkers": ("ChatGPT said:", "ChatGPT:"),  # seed 3.5 P5
         "endMarkers": ("You said:", "あなた:", "You:"),
         # The tools' rows (agbrowse 2026-06-15; oracle also accepts "Get a detailed report"); the chips say "Search"

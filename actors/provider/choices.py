@@ -36,7 +36,8 @@ from .table import OFF_WORDS, TOOL_LABELS, ProviderTable
 CHOICES = (HERE / "choices.js").read_text(encoding="utf-8")
 POLL_S = 0.05
 MENU_S = 3.0  # a menu opens (or closes) within this after the click
-KEYS = ("picker", "pickerItem", "pickerLabel", "pickerChecked", "menu", "toolsMenu", "toolSearch", "toolChip")
+KEYS = ("picker", "pickerItem", "pickerLabel", "pickerChecked", "menu", "toolsMenu", "toolSearch", "toolChip",
+        "uploadMenu", "uploadItem")
 
 
 @attrs.frozen
@@ -147,7 +148,7 @@ async def _chips(page: TabSession) -> list[str]:
     return [str(c)[:200] for c in got[:50]] if isinstance(got, list) else []
 
 
-async def _trigger(page: TabSession, entry: str) -> Box | None:
+async def trigger_box(page: TabSession, entry: str) -> Box | None:
     got = await page.script(CHOICES, "trigger", *_args(page), entry)
     try:
         return Box.parse(got.get("box")) if isinstance(got, dict) else None
@@ -179,10 +180,10 @@ async def close_menus(page: TabSession) -> None:
                 await trio.sleep(POLL_S)
 
 
-async def _open(page: TabSession, entry: str, what: str) -> list[Row]:
+async def open_menu(page: TabSession, entry: str, what: str) -> list[Row]:
     """Open the menu behind the table's `entry` button; its rows."""
     await close_menus(page)
-    box = await _trigger(page, entry)
+    box = await trigger_box(page, entry)
     if box is None:
         raise UnknownModel(f"the {page.t.title} page shows no {what}, so nothing can be chosen there; nothing was "
                            "sent", hint=f"Ask without it, or run `ai-bridge doctor --live` (selectors.{entry}).")
@@ -231,7 +232,7 @@ async def _models_and_efforts(page: TabSession, rows: list[Row]) -> tuple[list[R
 
 
 async def _choose_model(page: TabSession, wanted: str) -> None:
-    rows = await _open(page, "picker", "model picker")
+    rows = await open_menu(page, "picker", "model picker")
     row = match_row(wanted, [r for r in _choices(page.t, rows) if r.menu == 0], "model", page.t.title)
     offered = [r.label for r in _choices(page.t, rows) if r.menu == 0]
     if row is None:
@@ -251,7 +252,7 @@ async def _choose_model(page: TabSession, wanted: str) -> None:
 
 
 async def _choose_effort(page: TabSession, wanted: str) -> None:
-    rows = await _open(page, "picker", "model picker")
+    rows = await open_menu(page, "picker", "model picker")
     toggles = [r for r in rows if _is_toggle(page.t, r)]
     if _toggle_labels(page.t):
         if not toggles:
@@ -286,9 +287,9 @@ def _tool_row(t: ProviderTable, tool: str, rows: Sequence[Row]) -> Row | None:
 async def _find_tool(page: TabSession, tool: str) -> tuple[Row | None, list[Row]]:
     """Open the tools menu and find `tool`'s row (searching for it where the menu lists its tools only when searched
     for: ChatGPT, July 2026); the menu stays open. The row (None: not offered) and the rows the menu showed."""
-    rows = await _open(page, "toolsMenu", "tools menu")
+    rows = await open_menu(page, "toolsMenu", "tools menu")
     row = _tool_row(page.t, tool, rows)
-    if row is None and (search := await _trigger(page, "toolSearch")) is not None:
+    if row is None and (search := await trigger_box(page, "toolSearch")) is not None:
         await page.mouse_click(search)
         await page.insert_text(page.t.labels[TOOL_LABELS[tool]][0], focus_input=False)
         with trio.move_on_after(MENU_S):
@@ -351,7 +352,7 @@ async def offered_now(page: TabSession, *, tools: bool = True) -> Offered:
     model_rows: list[Row] = []
     effort_rows: list[Row] = []
     if t.selectors.get("picker"):
-        rows = await _open(page, "picker", "model picker")
+        rows = await open_menu(page, "picker", "model picker")
         model_rows, effort_rows = await _models_and_efforts(page, rows)
         await close_menus(page)
     tool_rows: list[Row] = []

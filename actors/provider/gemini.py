@@ -33,6 +33,9 @@ def completion(s: PageState, w: Watch) -> Completion:
     return NOT_YET
 
 
+UPLOAD_AND_TOOLS = ('button[aria-label="Upload and tools"]', 'button[aria-label="Upload & tools"]',
+                    'uploader button[aria-haspopup="menu"]')
+
 TABLE = ProviderTable(
     name="gemini",
     title="Gemini",
@@ -75,11 +78,17 @@ TABLE = ProviderTable(
                        '[role="menuitemcheckbox"]'),
         "pickerLabel": ("gem-menu-item-content .label", ".mode-title"),
         "pickerChecked": ("gem-menu-item-content.selected", ".is-selected", '[aria-checked="true"]'),
-        # Tools (issue 34) and uploads (issue 35) share "Upload and tools" (gemini-2607-file-input-ready.html).
-        # The tools' rows are menuitemcheckbox and a chosen tool shows a "Deselect …" chip (README of the captures:
-        # no capture of these two; the chip selector is a guess).
-        "toolsMenu": ('button[aria-label="Upload and tools"]', "uploader button[aria-haspopup=\"menu\"]"),
+        # Tools (issue 34) and uploads (issue 35) share "Upload and tools" (gemini-2607-file-input-ready.html; other
+        # peers read "Upload & tools"). The tools' rows are menuitemcheckbox and a chosen tool shows a "Deselect …"
+        # chip (README of the captures; agbrowse, oracle: .toolbox-drawer-item-deselect-button).
+        "toolsMenu": UPLOAD_AND_TOOLS,
         "toolChip": ('button[aria-label^="Deselect"]', ".toolbox-drawer-item-deselect-button"),
+        # No file input at rest (gemini-2607-composer-idle.html): "Upload files" opens a chooser with one it makes.
+        "uploadMenu": UPLOAD_AND_TOOLS,
+        "uploadItem": ('[data-test-id="local-images-files-uploader-button"]',
+                       'button[data-test-id="hidden-local-file-upload-button"]'),
+        # The quota notice (gemini-chat-simple.html holds the element, empty; its text is not captured).
+        "attachNotice": ("freemium-file-upload-quota-exceeded-disclaimer",),
         "thinkingIndicator": ("model-thoughts", ".thoughts-header", '[class*="thinking"]'),
         # A Deep Research report: its own panel beside the chat, opened from a chip in the response
         "report": ("deep-research-immersive-panel #extended-response-markdown-content",

@@ -56,10 +56,11 @@ function probe(cfg) {
   }
   result.responses = responses.length;
 
-  // Labels: accessible names and the visible text of the page (open shadow roots too) — never message content
-  // (answers, reports, questions): a report that says "ログイン" is no login page.
-  const messages = new Set(queryAll(roots, [...(sel.content || []), ...(sel.user || []), ...(sel.report || [])]
-    .join(',') || ':not(*)') || []);
+  // Labels: accessible names and the visible text of the page (open shadow roots too) — never user content
+  // (answers, reports, questions, the chips of attached files): a report that says "ログイン" is no login page, and a
+  // file named in Japanese does not make an English page Japanese.
+  const messages = new Set(queryAll(roots, [...(sel.content || []), ...(sel.user || []), ...(sel.report || []),
+    ...(sel.attachment || []), ...(sel.toolChip || [])].join(',') || ':not(*)') || []);
   const up = (n) => (n.parentNode instanceof ShadowRoot ? n.parentNode.host : n.parentNode);
   const inMessage = (el) => { for (let n = el; n; n = up(n)) if (messages.has(n)) return true; return false; };
   const names = [];
@@ -92,7 +93,10 @@ function probe(cfg) {
   result.composerEmpty = !!input && inputText.trim().length === 0;
   result.url = location.href;
   result.lang = (document.documentElement.getAttribute('lang') || '').trim();
-  result.kana = /[\u3040-\u30ff]/.test(text.slice(0, 20000));
+  // The site's own UI language: kana in its buttons' labels (never in user content, above, nor in links, which
+  // carry the user's conversation titles).
+  result.kana = roots.some((root) => [...root.querySelectorAll('button[aria-label], [role="button"][aria-label]')]
+    .some((el) => isVisible(el) && !inMessage(el) && /[\u3040-\u30ff]/.test(el.getAttribute('aria-label'))));
   result.shadowRoots = shadowRoots.length;
   return result;
 }

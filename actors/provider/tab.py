@@ -105,11 +105,13 @@ class TabSession:
         self.reported_at = -1e9  # trio time of the last report or poll
         self._send, self.events = trio.open_memory_channel[TabEvent](1000)
         self._bad_reports = 0
+        self.chooser: JSONObject | None = None  # the last Page.fileChooserOpened (issue 35: Gemini's uploads)
+        self.chooser_seen = trio.Event()
 
     # -- lifetime ----------------------------------------------------------------------------------------------------
 
     async def open(self, nursery: trio.Nursery) -> None:
-        await self.tab.subscribe(("Runtime.bindingCalled",), self._send)
+        await self.tab.subscribe(("Runtime.bindingCalled", "Page.fileChooserOpened"), self._send)
         nursery.start_soon(self._pump)
         await self.install()
 
@@ -167,6 +169,9 @@ class TabSession:
                 payload = params.get("payload")
                 if isinstance(payload, str):
                     self._take(payload)
+            elif ev.kind is TabEventKind.CDP and ev.method == "Page.fileChooserOpened":
+                self.chooser = dict(ev.params)
+                self.chooser_seen.set()
             elif ev.kind in (TabEventKind.TAB_CLOSED, TabEventKind.DETACHED, TabEventKind.DISCONNECTED):
                 self.broken = {TabEventKind.TAB_CLOSED: "the tab was closed",
                                TabEventKind.DETACHED: "the debugger was detached",
@@ -354,6 +359,11 @@ class TabSession:
             if kind != "mouseMoved":
                 params.update({"button": "left", "clickCount": 1})
             await self.tab.send("Input.dispatchMouseEvent", params)
+
+    def expect_chooser(self) -> None:
+        """Forget any earlier file chooser: the next one the page opens is `chooser` once `chooser_seen` is set."""
+        self.chooser = None
+        self.chooser_seen = trio.Event()
 
     async def press_key(self, key: str) -> None:
         """A key press the page gets as the user's (Escape closes a menu)."""

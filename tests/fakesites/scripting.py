@@ -163,6 +163,16 @@ class PageOptions:
     uploadMaxBytes: int = 20 * 1024 * 1024  # a bigger file is refused: "<name> is too large"
     uploadMaxFiles: int = 10       # more files in the composer at once are refused: "You can upload up to N files"
     uploadRefuse: tuple = (".exe", ".dmg")  # refused types: "File type not supported: <name>"
+    # Issue 35: uploads as awkward as the real sites.
+    uploadFail: tuple = ()         # name endings whose upload the site answers with an error (ChatGPT: "Unable to
+                                   # upload <name>"); the chip goes
+    uploadStall: tuple = ()        # name endings whose upload never finishes (the chip keeps its progress)
+    uploadNoChip: bool = False     # no chips at all; the input keeps the files and the send button says when ready
+    fileTile: str = "group"        # ChatGPT 2026: "group" (div[role=group][aria-label=<name>].group/file-tile, the
+                                   # real tile) or "testid" (data-testid=file-tile, an earlier guess)
+    uploadQuota: bool = False      # Gemini: the quota notice shows (freemium-file-upload-quota-exceeded-disclaimer)
+                                   # and nothing is attached
+    uploadAccept: str = ""         # the file input's accept list ("" takes any file)
     # Models, effort and tools (issue 34; the app.js / menus.js headers cite the captures each shape follows).
     picker: str = "pill"           # ChatGPT 2026: "pill" (the composer pill with its model submenu, July 2026) or
                                    # "header" (the header's model switcher, Jan 2026)
@@ -196,11 +206,22 @@ class PageOptions:
             raise ControlError("model must be a short model name like '5.2' or '4o'")
         if opts.picker not in ("pill", "header"):
             raise ControlError("picker must be 'pill' or 'header'")
+        for name in ("uploadFail", "uploadStall"):
+            value = getattr(opts, name)
+            if isinstance(value, list):
+                opts = dataclasses.replace(opts, **{name: tuple(value)})
+            if not all(isinstance(x, str) for x in getattr(opts, name)):
+                raise ControlError(f"{name} must be a list of file name endings")
+        if opts.fileTile not in ("group", "testid"):
+            raise ControlError("fileTile must be 'group' or 'testid'")
+        if not isinstance(opts.uploadAccept, str):
+            raise ControlError("uploadAccept must be a string")
         if opts.toolsMenu not in ("search", "rows"):
             raise ControlError("toolsMenu must be 'search' or 'rows'")
         if opts.uploadChooser not in ("input", "detached"):
             raise ControlError("uploadChooser must be 'input' or 'detached'")
-        for name in ("login", "drift", "extensionButtons", "proPlan", "pickerIgnoresClicks"):
+        for name in ("login", "drift", "extensionButtons", "proPlan", "pickerIgnoresClicks", "uploadNoChip",
+                     "uploadQuota"):
             if not isinstance(getattr(opts, name), bool):
                 raise ControlError(f"{name} must be a boolean")
         if isinstance(opts.uploadRefuse, list):

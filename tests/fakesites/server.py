@@ -101,7 +101,9 @@ def _upload_boot(opts: Any) -> dict:
     return {"uploadMs": opts.uploadMs, "uploadMaxBytes": opts.uploadMaxBytes, "uploadMaxFiles": opts.uploadMaxFiles,
             "uploadRefuse": list(opts.uploadRefuse), "picker": opts.picker, "proPlan": opts.proPlan,
             "pickerIgnoresClicks": opts.pickerIgnoresClicks, "uploadChooser": opts.uploadChooser,
-            "toolsMenu": opts.toolsMenu}
+            "toolsMenu": opts.toolsMenu, "uploadFail": list(opts.uploadFail), "uploadStall": list(opts.uploadStall),
+            "uploadNoChip": opts.uploadNoChip, "fileTile": opts.fileTile, "uploadQuota": opts.uploadQuota,
+            "uploadAccept": opts.uploadAccept}
 
 
 def _add_upload_route(app: QuartTrio, site: SiteState, path: str) -> None:
@@ -109,6 +111,8 @@ def _add_upload_route(app: QuartTrio, site: SiteState, path: str) -> None:
     async def upload() -> Response:
         name = request.args.get("name", "")
         data = await request.get_data()
+        if request.args.get("fail"):  # PageOptions.uploadFail: the site answers this upload with an error
+            return _json({"detail": "upload failed"}, 500)
         return _json(site.upload(name, data))
 
 

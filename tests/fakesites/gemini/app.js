@@ -677,7 +677,7 @@ class Input2026 {
   clear() { this.editor.innerHTML = '<p><br></p>'; }
 
   onChange() {
-    const empty = !this.text().trim() || !!(this.uploads && this.uploads.busy());
+    const empty = !(this.text().trim() || (this.uploads && this.uploads.count())) || !!(this.uploads && this.uploads.busy());
     this.editor.classList.toggle('ql-blank', !this.text().trim());
     // 2026: never the disabled attribute, only aria-disabled
     if (this.sendButton) this.sendButton.setAttribute('aria-disabled', empty ? 'true' : 'false');
@@ -693,7 +693,7 @@ class Input2026 {
       }, fontIcon(DRIFT ? 'stop_circle' : 'stop', 'gds-icon-xl')));
       return;
     }
-    const empty = !this.text().trim() || !!(this.uploads && this.uploads.busy());
+    const empty = !(this.text().trim() || (this.uploads && this.uploads.count())) || !!(this.uploads && this.uploads.busy());
     this.sendButton = h('button', {
       class: 'mdc-icon-button mat-mdc-icon-button mat-mdc-button-base send', 'aria-label': T26.send,
       'aria-disabled': empty ? 'true' : 'false',
@@ -805,7 +805,8 @@ let app;
 function makeUploader(input, host, onChange) {
   const U = UPLOAD_TEXTS[LANG === 'ja' ? 'ja' : 'en'];
   return fakeUploader({
-    input, host, endpoint: '/_/BardChatUi/data/upload', chipTag: 'uploader-file-preview', texts: U, onChange,
+    input, host, endpoint: '/_/BardChatUi/data/upload', chip: plainChip('uploader-file-preview', U), texts: U, onChange,
+    refuseAll: () => BOOT.uploadQuota && showQuotaNotice(host),  // menus.js
     toast: (text) => document.body.append(h('mat-snack-bar-container', { class: 'mat-mdc-snack-bar-container' },
       h('div', { class: 'mat-mdc-snack-bar-label', role: 'status' }, text))),
   });

@@ -204,9 +204,18 @@ function renderToolChip() {
 function openChooser() {
   let input = document.querySelector('input[type="file"][name="Filedata"]');
   if (!input) {
-    input = h('input', { type: 'file', name: 'Filedata', multiple: true, hidden: true });
+    input = h('input', { type: 'file', name: 'Filedata', multiple: true, hidden: true, accept: BOOT.uploadAccept || null });
     if (BOOT.uploadChooser !== 'detached') menuState.uploadHost.append(input);
     menuState.uploader.watch(input);
   }
   input.click();
+}
+
+// The quota notice: gemini-chat-simple.html holds the element (empty); its text is not captured (a guess).
+function showQuotaNotice(host) {
+  if (!document.querySelector('freemium-file-upload-quota-exceeded-disclaimer')) {
+    host.before(h('freemium-file-upload-quota-exceeded-disclaimer', {},
+      h('div', { class: 'disclaimer-text' }, "You've reached your file upload limit. Try again later.")));
+  }
+  return true;
 }
