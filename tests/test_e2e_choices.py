@@ -138,6 +138,24 @@ async def test_gemini_models_extended_thinking_and_tools(sites: FakeSites, tmp_p
         assert err["code"] == "choice_unverified" and "3.5 Flash" in err["message"], err
         assert site.full_log()["sends"] == sends
 
+        # Deep Research, started from the tools menu: the plan is confirmed ("Start research") and the answer is the
+        # whole report with its sources, never the plan (whose response has its feedback buttons too).
+        site.control({"page": {}})
+        report = ("# Hash maps 2026\n\nOpen addressing wins on caches{{cite:Paper|https://example.org/oa}}.\n\n"
+                  "| Kind | Probe |\n| --- | --- |\n| linear | 1 |\n\nThat is all.")
+        site.set_next(text=report, sources=["https://example.org/oa"], **FAST)
+        q = "Research 2 hash map designs."
+        res = await b.call("ask_gemini_web", {"question": q, "tools": ["deep research"], "new_chat": True,
+                                              "timeout_s": 90})
+        assert not res.is_error, res.content[0].text
+        out = res.structured_content
+        assert out["chosen"]["tools"] == ["deep research"] and out["completion"]["extractedBy"] == "report"
+        assert out["answer"].startswith("# Hash maps 2026") and out["answer"].rstrip().endswith("That is all.")
+        assert "[1](https://example.org/oa)" in out["answer"] and "research plan" not in out["answer"].lower()
+        asked = last(site)
+        assert asked["question"] == q and asked["researchStarted"] is True and asked["tools"] == ["deep research"]
+        assert [e["question"] for e in site.log()].count(q) == 1  # one question; the plan's start is not another
+
         # The spec's 2025 page: the old mode names, and the old argument name.
         site.control({"page": {"shape": "2025"}})
         site.set_next(**FAST)

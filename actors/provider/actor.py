@@ -231,7 +231,8 @@ class ProviderActor:
                            progress=progress, log=self.log,
                            dump=functools.partial(self.dump_for, page, msg.question),
                            spawn=self.nursery.start_soon,
-                           reattach=msg.digest if isinstance(msg, Reattach) else None)
+                           reattach=msg.digest if isinstance(msg, Reattach) else None,
+                           research="deep research" in msg.choice_for(self.name).tools)
             self.flow = flow
             flow.before_typing = functools.partial(self.choose_and_attach, page, msg, memo, budget)
             flow.mark("connect")

@@ -71,6 +71,7 @@ class Page(Protocol):
     async def mark_notices(self, keep_after_last_user: bool) -> None: ...
     async def expand_thinking(self) -> bool: ...
     async def extract(self, own_only: bool = False) -> Extracted: ...
+    async def research_start_box(self) -> Box | None: ...
 
 
 class Stage(enum.Enum):
@@ -189,6 +190,8 @@ def notice_error(table: ProviderTable, notice: Notice, partial: str | None = Non
                      "question again.", partial=partial)
 
 
+RESTART_S = 2.0  # a Deep Research plan's start button still usable this long after a press is pressed again
+
 Progress = Callable[[AskPhase, int, str], None]
 Spawn = Callable[[Callable[[], Awaitable[None]]], None]  # starts a side task in the actor's nursery; it never raises
 
@@ -199,7 +202,8 @@ class AskFlow:
     def __init__(self, page: Page, table: ProviderTable, timeouts: Timeouts, *, question: str, new_chat: bool,
                  session_url: str | None, budget: AskBudget, memo: AskMemo, progress: Progress,
                  log: logging.Logger, dump: Callable[[str], Awaitable[str]], spawn: Spawn,
-                 reattach: str | None = None, before_typing: Callable[[], Awaitable[None]] | None = None) -> None:
+                 reattach: str | None = None, before_typing: Callable[[], Awaitable[None]] | None = None,
+                 research: bool = False) -> None:
         self.page = page
         self.t = table
         self.to = timeouts
@@ -224,6 +228,9 @@ class AskFlow:
         self.warnings: list[AskWarning] = []
         # Reattaching a stopped server's job: the question's digest (its text is not kept). Never types or sends.
         self.reattach = reattach
+        self.research = research  # the ask switched Deep Research on: its answer is the report (issue 34)
+        self.research_pressing = False
+        self.research_pressed_at = -1e9
 
     def mark(self, name: str) -> None:
         self.marks[name] = trio.current_time()
@@ -534,7 +541,19 @@ class AskFlow:
             nonlocal reason
             if s.notice is not None:
                 return True
-            if s.stop and not s.thinking and trio.current_time() - last_change >= stall_s:
+            if self.research:
+                # Deep Research (issue 34): the plan is confirmed where the site asks (Gemini's "Start research"),
+                # and only the response that opened the report is the answer; a report takes 5-30 minutes of quiet
+                # work, so a still page is never stuck here (the deadline bounds it).
+                # A press the page ignored (it was still streaming the plan) leaves the button usable: pressed again
+                # a moment later; once started it goes inert, so it is never pressed twice.
+                now = trio.current_time()
+                if s.research_start and not self.research_pressing and now - self.research_pressed_at >= RESTART_S:
+                    self.research_pressing, self.research_pressed_at = True, now
+                    self.spawn(self.start_research)
+                if not s.report_open:
+                    return False
+            elif s.stop and not s.thinking and trio.current_time() - last_change >= stall_s:
                 raise Stuck(f"{self.t.title} stopped making progress: the stop button stayed for {stall_s:.3g}s "
                             "with no new text (stuck: stop button)", StuckKind.STALLED)
             fired: Completion = self.t.completion(s, watch(s))
@@ -573,6 +592,19 @@ class AskFlow:
         end = await page.current()
         return Outcome(answer, end.url, reason or "resumed", how, thinking_seen or st.thinking_done, detected_ms,
                        resumed, model=end.model, warnings=list(self.warnings))
+
+    async def start_research(self) -> None:
+        """Press the research plan's start button with a real click (the page decides what its button does)."""
+        try:
+            box = await self.page.research_start_box()
+            if box is not None:
+                await self.page.mouse_click(box)
+                self.log.info("%s: pressed the Deep Research plan's start button", self.t.title)
+                self.progress(AskPhase.THINKING, 0, "")
+        except (BridgeError, TabGone) as exc:
+            self.log.info("%s: could not press the research plan's start button yet: %s", self.t.title, exc)
+        finally:
+            self.research_pressing = False
 
     async def send_partial(self, chars: int) -> None:
         try:

@@ -98,6 +98,11 @@ TABLE = ProviderTable(
         "reportSources": ('deep-research-source-lists a[data-test-id="browse-web-item-link"]',
                           '#used-sources-list a[data-test-id="browse-web-item-link"]',
                           'deep-research-source-lists a[href]'),
+        # A Deep Research ask first gets a plan to confirm (a capture of July 28, 2026 in nuncaeslupus/
+        # ai-chat-exporter): deep-research-confirmation-widget with gem-button[data-test-id=confirm-button] > button
+        # "Start research" (disabled and inert once started).
+        "researchStart": ('gem-button[data-test-id="confirm-button"] button',
+                          'deep-research-confirmation-widget button[aria-label="Start research"]'),
         "login": ('a[aria-label*="Sign in"]', 'a[href*="ServiceLogin"]', 'button[data-test-id="login-button"]'),
         "notice": ('[role="alert"]', '[aria-live="assertive"]', "snack-bar-container", "mat-snack-bar-container",
                    ".mat-mdc-snack-bar-container", '[class*="error-message"]', ".error"),
@@ -128,6 +133,7 @@ TABLE = ProviderTable(
         # Effort and tools (issue 34): the Extended thinking switch (gemini-2607-extended-thinking.html) and the
         # tools' rows (no capture: the names from the README of the captures; the Japanese ones are guesses).
         "effortToggle": ("Extended thinking", "拡張思考"),
+        "startResearch": ("Start research", "リサーチを開始"),  # the Japanese one is a guess
         "toolDeepResearch": ("Deep Research",),
         "toolDeepThink": ("Deep Think",),
         "toolCanvas": ("Canvas",),

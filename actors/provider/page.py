@@ -103,6 +103,8 @@ class PageState:
     at_ms: float = 0.0  # wall clock of the report (page clock)
     unavailable: bool = False  # the page says the conversation is gone (deleted, or never there)
     model: str = ""  # the model that answered (ChatGPT's message slug) or is chosen (Gemini's mode label)
+    research_start: bool = False  # a Deep Research plan's start button shows in the last response
+    report_open: bool = False  # the last response opened a Deep Research report
 
     @classmethod
     def parse(cls, value: JSON) -> PageState:
@@ -133,7 +135,9 @@ class PageState:
             mic_found=_flag(obj, "micFound", what), last_has_feedback=_flag(obj, "lastHasFeedback", what),
             login=_flag(obj, "login", what), notice=notice, seq=_count(obj, "seq", what), at_ms=float(at),
             unavailable=_optional(obj, "unavailable", bool, False, what),
-            model=_optional(obj, "model", str, "", what)[:80])
+            model=_optional(obj, "model", str, "", what)[:80],
+            research_start=_optional(obj, "researchStart", bool, False, what),
+            report_open=_optional(obj, "reportOpen", bool, False, what))
 
     def as_json(self) -> dict[str, object]:
         """For snapshots and debug dumps, with the watcher's own (camelCase) names."""

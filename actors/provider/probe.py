@@ -35,6 +35,17 @@ SHOWN_ONLY = {  # entries that show only in some states: not applicable when abs
     "report": "no Deep Research report is open on this page",
     "reportEntry": "no response here opened a Deep Research report",
     "reportSources": "no Deep Research report is open on this page",
+    "researchStart": "no Deep Research plan waits to be started on this page",
+    "menu": "no menu is open (`ai-bridge models` opens the pickers)",
+    "pickerItem": "no menu is open (`ai-bridge models` opens the pickers)",
+    "pickerLabel": "no menu is open (`ai-bridge models` opens the pickers)",
+    "pickerChecked": "no menu is open (`ai-bridge models` opens the pickers)",
+    "toolSearch": "no menu is open (`ai-bridge models` opens the tools menu)",
+    "toolChip": "no tool is switched on",
+    "uploadItem": "the upload menu is closed (an ask with files opens it)",
+    "attachNotice": "no upload notice shown (none expected)",
+    "attachment": "no file attached",
+    "attachmentBusy": "nothing uploading",
 }
 LABELS_SHOWN_ONLY = {
     "stop": "nothing is generating on this page",
@@ -47,6 +58,12 @@ LABELS_SHOWN_ONLY = {
     "retry": "no error with a retry button shown (none expected)",
     "unavailable": "no 'conversation not available' notice shown (none expected)",
     "chrome": "no disclaimer shown on this page",
+    "startResearch": "no Deep Research plan waits to be started on this page",
+    "effortToggle": "in the model picker, which the probe does not open (`ai-bridge models`)",
+    "toolDeepResearch": "in the tools menu, which the probe does not open (`ai-bridge models`)",
+    "toolWebSearch": "in the tools menu, which the probe does not open (`ai-bridge models`)",
+    "toolDeepThink": "in the tools menu, which the probe does not open (`ai-bridge models`)",
+    "toolCanvas": "in the tools menu, which the probe does not open (`ai-bridge models`)",
 }
 CONVERSATION_LABELS = ("answerMarkers", "endMarkers")  # ChatGPT's screen-reader headings around each turn
 

@@ -352,6 +352,13 @@ class TabSession:
         except BadPageReport as exc:
             raise BadExtensionReply(str(exc)) from exc
 
+    async def research_start_box(self) -> Box | None:
+        """Where a Deep Research plan's start button is in the last response (None: none shows)."""
+        try:
+            return Box.parse(await self.act("researchStartBox"))
+        except BadPageReport as exc:
+            raise BadExtensionReply(str(exc)) from exc
+
     async def mouse_click(self, box: Box) -> None:
         """Seed 6.2's fallback: a real (trusted) click at the element's centre."""
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):

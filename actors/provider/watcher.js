@@ -263,6 +263,10 @@ function install(cfg, binding) {
     const lastFeedback = turnScope ? deep(sel('feedback'), roots).some((el) => within(el, turnScope)) : false;
     const loginEl = deep(sel('login'), roots).find(isVisible)
       || (!input && buttons.find((b) => lab('login').some((l) => (b.textContent || '').trim() === l) && isVisible(b)));
+    // Deep Research (issue 34): the plan's start button in the last response, and whether the last response opened
+    // its report.
+    const researchButton = W.researchStart(roots, turnScope, msgs);
+    const reportOpen = !!turnScope && deep(sel('reportEntry'), roots).some((el) => within(el, turnScope));
     const unavailable = lab('unavailable').length > 0
       && deep([...sel('notice'), '[role="status"]', '[role="alert"]', 'main h1', 'main h2'], roots)
         .some((el) => hasLabelCI(el, lab('unavailable')) && !inSet(el, msgs) && isVisible(el));
@@ -290,6 +294,8 @@ function install(cfg, binding) {
       lastHasFeedback: lastFeedback,
       login: !!loginEl,
       unavailable,
+      researchStart: !!researchButton,
+      reportOpen,
       model: answered ? modelOf(roots, turnScope) : modelOf(roots, null),
       notice: currentNotice(roots),
     };
@@ -395,6 +401,24 @@ function install(cfg, binding) {
     return deep(['button', '[role="button"]'], roots).filter(isVisible).find((b) => hasLabel(b, lab('stop'))) || null;
   };
   W.clickStop = () => { const b = W.stopButton(); if (!b) return false; b.click(); return true; };
+  // A Deep Research plan's start button inside the last response: by the table's selectors, else by its label;
+  // shown and enabled (it goes inert once the research started).
+  W.researchStart = (roots, scope, msgs) => {
+    if (!scope) return null;
+    const usable = (b) => within(b, scope) && !isDisabled(b) && !b.closest('[inert]') && isVisible(b);
+    const bySel = deep(sel('researchStart'), roots).find(usable);
+    if (bySel) return bySel;
+    return lab('startResearch').length ? deep(['button'], roots).find((b) => hasLabel(b, lab('startResearch'))
+      && usable(b)) || null : null;
+  };
+  W.researchStartBox = () => {
+    const { last, lastTurn } = responses(allRoots());
+    const b = W.researchStart(allRoots(), lastTurn || last, new Set());
+    if (!b) return null;
+    b.scrollIntoView({ block: 'center', inline: 'center' });  // a click lands only inside the viewport
+    const r = b.getBoundingClientRect();
+    return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+  };
   // Notices already shown are not news. `keepAfterLastUser`: a retry that did not send again still wants the
   // notices that follow its question in the thread.
   W.mark = (keepAfterLastUser, quiet) => {

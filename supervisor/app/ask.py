@@ -26,7 +26,8 @@ from ..config import Config
 from ..errors import BridgeError, InvalidArgument
 from . import open_bridge
 
-TOOLS = {ProviderName.CHATGPT: ("deep research", "web search"),
+# ChatGPT's Deep Research report lives in a sandboxed frame ai-bridge cannot read yet (docs/install.md).
+TOOLS = {ProviderName.CHATGPT: ("web search",),
          ProviderName.GEMINI: ("deep research", "deep think", "canvas")}
 
 

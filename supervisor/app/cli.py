@@ -132,8 +132,8 @@ def parser() -> argparse.ArgumentParser:
                    help="how hard it thinks: ChatGPT 'instant', 'medium', 'high', 'extra high', 'pro' (the tiers "
                    "your plan shows); Gemini 'extended' (Extended thinking) or 'standard'")
     a.add_argument("--tool", action="append", default=[], dest="tools", metavar="[SITE:]TOOL",
-                   help="switch on a site tool: 'deep research' (both sites: 5-30 minutes, the whole report with its "
-                   "sources), 'web search' (ChatGPT), 'deep think', 'canvas' (Gemini); repeatable")
+                   help="switch on a site tool: 'web search' (ChatGPT), 'deep research' (Gemini: 5-30 minutes, the "
+                   "whole report with its sources), 'deep think', 'canvas' (Gemini); repeatable")
     a.add_argument("question", help="the question (use - to read it from stdin)")
 
     m = sub.add_parser("models", help="list what each site's pickers offer now: models, efforts, tools",

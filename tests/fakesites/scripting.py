@@ -468,6 +468,7 @@ class SiteState:
         self.conversations: dict[str, list[dict]] = {}
         self.deleted: set[str] = set()  # conversation ids that no longer load ("conversation not available")
         self.inflight: dict[str, Generation] = {}
+        self.plans: dict[str, Generation] = {}  # a Deep Research plan's message id -> its ask, until started
         self.boots: dict[str, float] = {}  # boot token -> delay ms
         self.history_delays: dict[str, float] = {}  # boot token -> conversation fetch delay ms
         self._seq = 0
@@ -610,6 +611,31 @@ class SiteState:
         self.questions.append(entry)
         self.conversations[conversation_id].append({"role": "user", "text": question, "messageId": message_id})
         gen = Generation(entry, script, answer)
+        self.inflight[message_id] = gen
+        return gen
+
+    def hold_plan(self, gen: Generation, text: str) -> None:
+        """A Deep Research ask answered with its plan: kept until the page starts it (`start_research`)."""
+        gen.entry["status"] = "plan"
+        self.plans[gen.entry["messageId"]] = gen
+        self.inflight.pop(gen.entry["messageId"], None)
+        self.conversations.setdefault(gen.entry["conversationId"], []).append(
+            {"role": "assistant", "text": text, "messageId": gen.entry["messageId"], "inProgress": False})
+
+    def start_research(self, plan_id: str) -> Generation | None:
+        """The page pressed "Start research" on a plan: the same ask goes on as its report (its log entry says
+        ``researchStarted``; no second question is logged), answered as the next response."""
+        plan = self.plans.pop(plan_id, None)
+        if plan is None:
+            return None
+        entry = plan.entry
+        script = dataclasses.replace(plan.script, deepResearch=True)
+        message_id = str(uuid.uuid4())
+        entry.update(researchStarted=True, planMessageId=plan_id, messageId=message_id, status="received",
+                     sources=report_sources(plan.answer, script.sources))
+        self.conversations.setdefault(entry["conversationId"], []).append(
+            {"role": "user", "text": "Start research", "messageId": message_id})
+        gen = Generation(entry, script, plan.answer)
         self.inflight[message_id] = gen
         return gen
 

@@ -402,11 +402,17 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
         question = body.get("prompt")
         if not isinstance(question, str):
             return _json({"error": "bad request"}, 400)
+        if isinstance(body.get("startResearch"), str):  # a Deep Research plan's start button
+            started = site.start_research(body["startResearch"])
+            if started is None:
+                return _json({"error": "no such plan"}, 404)
+            return Response(_gemini_stream(site, started), content_type="application/json+protobuf; charset=utf-8",
+                            headers=NO_STORE)
         lang = "ja" if request.args.get("hl", "en").startswith("ja") else "en"
         gen = site.begin(question, body.get("conversation") or None, lang, attachments=body.get("attachments"),
                          model=body.get("mode"), effort=body.get("effort"), tools=body.get("tools"))
-        return Response(_gemini_stream(site, gen), content_type="application/json+protobuf; charset=utf-8",
-                        headers=NO_STORE)
+        stream = _gemini_plan(site, gen) if "deep research" in gen.entry["tools"] else _gemini_stream(site, gen)
+        return Response(stream, content_type="application/json+protobuf; charset=utf-8", headers=NO_STORE)
 
     _add_upload_route(app, site, "/_/BardChatUi/data/upload")
 
@@ -422,6 +428,22 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
 
 def _frame(obj: dict) -> bytes:
     return json.dumps(obj, ensure_ascii=False).encode() + b"\n"
+
+
+RESEARCH_STEPS = ("Research websites", "Analyze results", "Create report")
+PLAN_TEXT = "Here's a research plan for that topic. If you need to update it, let me know!"
+
+
+async def _gemini_plan(site: SiteState, gen: Generation) -> AsyncIterator[bytes]:
+    """A Deep Research ask's first answer: its plan, then it waits for the page's "Start research"."""
+    entry = gen.entry
+    yield b")]}'\n"
+    yield _frame({"t": "meta", "conversation": entry["conversationId"], "rid": entry["messageId"]})
+    await gen.pause(gen.script.firstTokenMs)
+    yield _frame({"t": "text", "text": PLAN_TEXT})
+    yield _frame({"t": "plan", "plan": entry["messageId"], "steps": list(RESEARCH_STEPS)})
+    site.hold_plan(gen, PLAN_TEXT)
+    yield _frame({"t": "done"})
 
 
 async def _gemini_stream(site: SiteState, gen: Generation) -> AsyncIterator[bytes]:

@@ -96,14 +96,17 @@ _TOOLS_TEXT = ("The site's tools to switch on for this ask: {examples}. Deep Res
                "the whole report with its sources; its deadline and progress heartbeat follow.")
 
 
-ChatGPTTool = Literal["deep research", "web search"]
+# ChatGPT's Deep Research runs its plan and report in a sandboxed cross-origin frame (a capture of July 29, 2026 in
+# nuncaeslupus/ai-chat-exporter) that ai-bridge cannot read yet: not offered until it can be read whole.
+ChatGPTTool = Literal["web search"]
 GeminiTool = Literal["deep research", "deep think", "canvas"]
 _CHATGPT_MODEL = Annotated[str, Field(min_length=1, max_length=100, description=_MODEL_TEXT.format(
     examples='"GPT-5.5", "GPT-5.6 Sol", "o3" (a model of the picker\'s model submenu), or a row of its main menu'))]
 _CHATGPT_EFFORT = Annotated[str, Field(min_length=1, max_length=40, description=_EFFORT_TEXT.format(
     examples='"instant", "medium", "high", "extra high" or "pro" (the tiers the picker shows on your plan)'))]
-_CHATGPT_TOOLS = Annotated[list[ChatGPTTool], Field(min_length=1, max_length=2, description=_TOOLS_TEXT.format(
-    examples='"deep research", "web search"'))]
+_CHATGPT_TOOLS = Annotated[list[ChatGPTTool], Field(min_length=1, max_length=1, description=(
+    'The site\'s tools to switch on for this ask: "web search". (ChatGPT\'s Deep Research runs in a frame ai-bridge '
+    'cannot read yet: ask Gemini with tools ["deep research"].)'))]
 _GEMINI_MODEL = Annotated[str, Field(min_length=1, max_length=100, description=_MODEL_TEXT.format(
     examples='"3.1 Pro", "Pro", "3.5 Flash", "Flash-Lite"'))]
 _GEMINI_EFFORT = Annotated[str, Field(min_length=1, max_length=40, description=_EFFORT_TEXT.format(

@@ -859,6 +859,12 @@ async function send() {
   app.input.clear();
   app.input.onChange();
   app.history.addUserQuery(question);
+  await streamAnswer({ prompt: question, conversation: state.conversation, attachments, ...currentChoice() });
+}
+
+// The request and its frames: an answer, or a Deep Research plan (menus.js shows it; its start button streams the
+// report through here again).
+async function streamAnswer(body) {
   const abort = new AbortController();
   state.abort = abort;
   setStreaming(true);
@@ -867,7 +873,7 @@ async function send() {
   try {
     const r = await fetch('/_/BardChatUi/data/assistant.lamda.BardFrontendService/StreamGenerate?hl=' + LANG + '&rt=c', {
       method: 'POST', signal: abort.signal, headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ prompt: question, conversation: state.conversation, attachments, ...currentChoice() }),
+      body: JSON.stringify(body),
     });
     if (!r.ok) throw new Error('HTTP ' + r.status);
     await readFrames(r, (f) => {
@@ -896,6 +902,7 @@ async function send() {
           app.history.notice(T.netError, true);
           break;
         case 'hang': state.frozen = true; break;
+        case 'plan': showResearchPlan(response, f.plan, f.steps); break;  // menus.js
         case 'done': {
           finished = true;
           setStreaming(false);

@@ -219,3 +219,28 @@ function showQuotaNotice(host) {
   }
   return true;
 }
+
+// --- a Deep Research plan (a capture of July 28, 2026 in nuncaeslupus/ai-chat-exporter, as the research notes give it)
+// The first answer of a Deep Research ask is a plan inside the response: deep-research-confirmation-widget with a
+// heading, the steps, a time estimate, "Edit the research plan" and "Start research" buttons (gem-button[data-test-id=
+// edit-button|confirm-button] > button). The response also gets its feedback buttons (a completion rule that fires on
+// them takes the plan for the answer). Pressing Start makes both buttons disabled and inert, adds a user turn "Start
+// research", and the report comes as the next response (a chip and the report panel: ReportPanel in app.js).
+function showResearchPlan(response, planId, steps) {
+  const start = h('button', { type: 'button', 'aria-label': 'Start research', class: 'mdc-button mat-mdc-button-base' }, 'Start research');
+  const edit = h('button', { type: 'button', 'aria-label': 'Edit the research plan', class: 'mdc-button mat-mdc-button-base' }, 'Edit plan');
+  const widget = h('deep-research-confirmation-widget', { class: 'ng-star-inserted' },
+    h('div', { role: 'heading', 'aria-level': '3', 'data-test-id': 'title' }, 'Research plan'),
+    h('div', { 'data-test-id': 'research-steps' }, ...steps.map((step, i) => h('div', { class: 'research-step' },
+      h('span', { role: 'img', 'aria-label': `The plan has ${steps.length} steps, step ${i + 1}` }), h('span', {}, step)))),
+    h('div', { 'data-test-id': 'time-estimation-message' }, 'Ready in a few mins'),
+    h('gem-button', { 'data-test-id': 'edit-button' }, edit),
+    h('gem-button', { 'data-test-id': 'confirm-button' }, start));
+  start.addEventListener('click', () => {
+    if (state.streaming) return;
+    for (const b of [start, edit]) { b.disabled = true; b.setAttribute('inert', ''); }
+    app.history.addUserQuery('Start research');
+    streamAnswer({ prompt: 'Start research', conversation: state.conversation, startResearch: planId });
+  });
+  response.content.after(widget);
+}
