@@ -145,7 +145,7 @@ def test_the_ask_tools_take_files_and_each_sites_choices() -> None:
     both = BothAskArgs.tool_schema()["properties"]
     assert {"chatgpt", "gemini"} <= set(both) and not {"model", "mode"} & set(both)
     args = ChatGPTAskArgs.model_validate({"question": "q", "files": ["a", "!b"], "attach": "inline",
-                                          "model": "GPT-5.5", "tools": ["web search", "web search"]})
+                                          "model": "GPT-5.5", "tools": ["web search"]})
     assert args.files == ["a", "!b"] and args.attach == "inline"
     assert args.choices() == ((ProviderName.CHATGPT, Choice("GPT-5.5", "", ("web search",))),)
     assert GeminiAskArgs.model_validate({"question": "q", "mode": "Pro"}).choices()[0][1].model == "Pro"
