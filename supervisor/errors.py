@@ -228,6 +228,13 @@ class AnswerNotFound(ProviderError):
     code = "answer_not_found"
 
 
+class AnswerIncomplete(ProviderError):
+    """The page showed more answer than ai-bridge could read (the site changed how it lays answers out): never a
+    partial answer as ok. The part that was read is attached."""
+
+    code = "answer_incomplete"
+
+
 class SendUnconfirmed(ProviderError):
     """A retry could not tell whether the earlier attempt's question reached the conversation, so it did not send
     it again (a second paid message is worse than an error)."""

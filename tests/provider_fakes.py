@@ -72,6 +72,8 @@ class FakePage:
     extracted_by: str = "content"
     plain: bool = False  # the anchor that reads the answer gives plain text
     chrome: bool = False  # a wide anchor would find only page chrome around an empty turn
+    wider: str | None = None  # what the whole turn reads (extract_by), where it differs from `answer`
+    expected: str = ""  # the question the flow told the watcher (expect)
     submitted: list[str] = attrs.field(factory=list)
     actions: list[str] = attrs.field(factory=list)
     changed: trio.Event = attrs.field(factory=trio.Event)
@@ -215,6 +217,18 @@ class FakePage:
         if not text and not own_only and self.chrome:
             return Extracted("", "chrome")  # around the empty turn: only the disclaimer, which is never an answer
         return Extracted(text, self.extracted_by if text else "none", plain=self.plain)
+
+
+    async def expect(self, question: str) -> None:
+        self.expected = question  # the watcher's structural finders learn the question (not an action on the page)
+
+    async def extract_by(self, how: str) -> Extracted:
+        self.actions.append(f"extract:{how}")
+        text = self.wider if self.wider is not None else self.answer if self.state.visible else ""
+        return Extracted(text, how if text else "none")
+
+    async def research_start_box(self) -> Box | None:
+        return None
 
 
 def notice(kind: NoticeKind, text: str, where: str = "alert") -> Notice:

@@ -18,12 +18,20 @@ from actors.cdp import TabInfo
 from actors.protocol.provider import Ask, AskPhase
 from actors.protocol.relay import ExtCommand
 from actors.protocol.session_store import SessionEntry
-from actors.provider import chatgpt, gemini
+from actors.provider import chatgpt, drift, gemini
 from actors.provider.flow import AskBudget, Stuck, StuckKind, is_suspicious, normalize, question_shown
 from actors.provider.page import BadPageReport, NoticeKind, PageState
 from actors.provider.tab import AskMemo, ProviderMemory, Tabs, TabSession
 from actors.provider.table import Completion, Newline, TypePhase, Watch
-from supervisor.errors import AnswerNotFound, InputRejected, RateLimited, SendUnconfirmed, SiteError, TabClosed
+from supervisor.errors import (
+    AnswerIncomplete,
+    AnswerNotFound,
+    InputRejected,
+    RateLimited,
+    SendUnconfirmed,
+    SiteError,
+    TabClosed,
+)
 
 from .provider_fakes import BASE, FakePage, answers_in, make_flow, notice, ps
 
@@ -497,7 +505,62 @@ async def test_a_fallback_that_loses_the_structure_says_so(autojump_clock: trio.
         out = await make_flow(page, chatgpt.TABLE).flow.run()
         nursery.cancel_scope.cancel()
     assert out.extracted_by == "paragraphs (plain text)"
-    assert [w.code for w in out.warnings] == ["plain_text_answer"]
+    # It says so, and that the site changed (the table's content selectors read nothing): issue 37.
+    assert [w.code for w in out.warnings] == ["plain_text_answer", "site_changed"]
+    assert "selectors.content matched nothing" in out.warnings[1].message
+
+
+# --- the site changed under us (issue 37) ----------------------------------------------------------------------------
+
+LONG = "First part of the answer, with some words. " * 4 + "```python\nprint('the second part')\n```"
+
+
+async def shows(page: FakePage, question: str) -> None:
+    """The page streams `LONG` (its watcher counts every character), but the first read finds only the first part."""
+    await answers_in(page, question, text=LONG)
+    page.update(last_solid=len("".join(LONG.split())))
+    page.answer = LONG.split("```")[0]
+
+
+async def test_an_answer_shorter_than_the_page_showed_is_read_again_by_the_whole_turn(
+        autojump_clock: trio.testing.MockClock) -> None:
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, respond=shows, wider=LONG)
+        out = await make_flow(page, chatgpt.TABLE).flow.run()
+        nursery.cancel_scope.cancel()
+    assert out.answer.endswith("print('the second part')\n```") and out.extracted_by == "turn"
+    assert "extract:turn" in page.actions and [w.code for w in out.warnings] == ["site_changed"]
+
+
+async def test_an_answer_still_short_is_never_ok(autojump_clock: trio.testing.MockClock) -> None:
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, respond=shows, wider="")
+        run = make_flow(page, chatgpt.TABLE)
+        with pytest.raises(AnswerIncomplete) as err:
+            await run.flow.run()
+        nursery.cancel_scope.cancel()
+    assert err.value.partial and err.value.partial.startswith("First part") and "incomplete" in run.dumps
+
+
+@pytest.mark.parametrize(("fallbacks", "how", "says"), [
+    (("user",), "content", ["selectors.user matched nothing (found the question's own text in the thread"]),
+    (("assistant", "input"), "turn", ["selectors.input matched nothing", "selectors.assistant matched nothing",
+                                      "read it by the 'turn' anchor"]),
+    ((), "content", None),
+    ((), "report", None),
+])
+def test_site_changed_names_what_missed_and_what_worked(fallbacks: tuple[str, ...], how: str,
+                                                        says: list[str] | None) -> None:
+    got = drift.site_changed(gemini.TABLE, fallbacks, how)
+    if says is None:
+        assert got is None
+    else:
+        assert got is not None and got.code == "site_changed" and all(x in got.message for x in says), got
+
+
+def test_solid_length_counts_text_not_markdown() -> None:
+    assert drift.solid_len("# Title\n\n- **a** [link](https://x.org/y)\n\n```py\nx = 1\n```") == len("Titlealinkx=1")
+    assert not drift.short_of("a" * 90, 100) and drift.short_of("a" * 80, 100) and not drift.short_of("a", 39)
 
 
 async def test_the_result_names_the_model_that_answered(autojump_clock: trio.testing.MockClock) -> None:

@@ -130,5 +130,7 @@ TABLE = ProviderTable(
     completion=completion,
     type_phases=(TypePhase.JS, TypePhase.INSERT_TEXT, TypePhase.KEYS),
     newline=Newline.SHIFT_ENTER,
-    anchors=(Anchor.CONTENT, Anchor.PARAGRAPHS, Anchor.TURN, Anchor.BODY),
+    # The whole turn before its paragraphs: a turn whose content class was renamed keeps its code blocks and tables
+    # read by the turn (issue 37); the paragraphs are plain text.
+    anchors=(Anchor.CONTENT, Anchor.TURN, Anchor.PARAGRAPHS, Anchor.BODY),
 )

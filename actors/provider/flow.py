@@ -24,6 +24,7 @@ import attrs
 import trio
 
 from supervisor.errors import (
+    AnswerIncomplete,
     AnswerNotFound,
     BridgeError,
     InputRejected,
@@ -39,9 +40,10 @@ from supervisor.errors import (
 )
 
 from ..protocol.provider import AskPhase, AskWarning, digest_shown
+from . import drift
 from .page import Box, Extracted, Notice, NoticeKind, PageState, Predicate
 from .tab import AskMemo, PageTimeout, TabGone
-from .table import Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch, rate_limit_text
+from .table import Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch, rate_limit_text
 
 MAX_PARTIAL = 200_000  # characters of partial answer a progress item carries (background jobs keep it)
 LIMIT_ANSWER_CHARS = 500  # a response this short that reads like the limit message is the limit message
@@ -72,6 +74,8 @@ class Page(Protocol):
     async def expand_thinking(self) -> bool: ...
     async def extract(self, own_only: bool = False) -> Extracted: ...
     async def research_start_box(self) -> Box | None: ...
+    async def expect(self, question: str) -> None: ...
+    async def extract_by(self, how: str) -> Extracted: ...
 
 
 class Stage(enum.Enum):
@@ -228,6 +232,7 @@ class AskFlow:
         self.warnings: list[AskWarning] = []
         # Reattaching a stopped server's job: the question's digest (its text is not kept). Never types or sends.
         self.reattach = reattach
+        self.most_solid = 0  # the most answer text (non-blank characters) the page showed (issue 37)
         self.research = research  # the ask switched Deep Research on: its answer is the report (issue 34)
         self.research_pressing = False
         self.research_pressed_at = -1e9
@@ -246,6 +251,11 @@ class AskFlow:
             # sending it there would be a second (paid) message.
             raise self.unconfirmed("its conversation's URL was never known")
         st = await self.prepare()
+        if self.reattach is None:
+            # The structural finders look for our own text in the thread when the table's selectors find no turn
+            # (issue 37): they are told the question before anything is counted.
+            await self.page.expect(self.question)
+            st = await self.page.current()
         resume = self.budget.attempt > 1 and self.memo.sent and (
             question_shown(self.question, st.last_user) if self.reattach is None
             else digest_shown(self.reattach, st.last_user))
@@ -484,13 +494,17 @@ class AskFlow:
         last_progress = -1e9
         page = self.page
 
+        changed_at, seen = sent_t, None
+
         def watch(s: PageState) -> Watch:
             now = trio.current_time()
-            return Watch(initial_assistant, saw_stop, now - sent_t, now - last_change)
+            return Watch(initial_assistant, saw_stop, now - sent_t, now - last_change, now - changed_at)
 
         async def on_state(s: PageState) -> None:
-            nonlocal saw_stop, thinking_seen, key, last_change, last_progress
+            nonlocal saw_stop, thinking_seen, key, last_change, last_progress, changed_at, seen
             now = trio.current_time()
+            if (plain := attrs.evolve(s, seq=0, at_ms=0.0)) != seen:
+                seen, changed_at = plain, now  # any change of the page: it is not quiet
             saw_stop = saw_stop or s.stop
             if s.thinking:
                 thinking_seen = True
@@ -500,6 +514,8 @@ class AskFlow:
             k = (s.assistant_count, s.last_len, s.last_head)
             if k != key:
                 key, last_change = k, now
+            if s.assistant_count > initial_assistant:
+                self.most_solid = max(self.most_solid, s.last_solid)  # how much answer the page has shown
             self.last_change, self.stop_shown = last_change, s.stop
             started = s.assistant_count > initial_assistant
             if started and self.stage is Stage.WAITING:
@@ -572,7 +588,7 @@ class AskFlow:
         self.stage = Stage.EXTRACTING
         self.mark("response")
         self.progress(AskPhase.EXTRACTING, st.last_len, "")
-        got = await self.read(st)
+        got = await self.whole(await self.read(st))
         if got.error:
             self.log.warning("%s: markdown conversion failed, answer taken as plain text: %s", self.t.title, got.error)
         answer = normalize(got.text)
@@ -590,8 +606,29 @@ class AskFlow:
                 "plain_text_answer", f"The answer is plain text: {why}, so lists, tables, code fences and math may "
                 "have lost their markdown."))
         end = await page.current()
+        if (changed := drift.site_changed(self.t, end.fallbacks, got.how)) is not None:
+            self.log.warning("%s", changed.message)
+            self.warnings.append(changed)
         return Outcome(answer, end.url, reason or "resumed", how, thinking_seen or st.thinking_done, detected_ms,
                        resumed, model=end.model, warnings=list(self.warnings))
+
+    async def whole(self, got: Extracted) -> Extracted:
+        """Never a partial answer as ok (issue 37): an answer shorter than what the page showed is read again by the
+        whole turn, keeping its structure; if that is still short, `AnswerIncomplete` with what was read."""
+        if self.research or not drift.short_of(got.text, self.most_solid):
+            return got
+        wider = await self.page.extract_by(Anchor.TURN.value)
+        if wider.text.strip() and not drift.short_of(wider.text, self.most_solid):
+            self.log.warning("%s: the answer read by %r was shorter than the page showed (%d of %d characters); "
+                             "read by the whole turn instead", self.t.title, got.how, drift.solid_len(got.text),
+                             self.most_solid)
+            return wider
+        await self.dump("incomplete")
+        raise AnswerIncomplete(f"{self.t.title}'s answer could be read only in part: {drift.solid_len(got.text)} of "
+                               f"the {self.most_solid} characters the page showed (the page changed in a way "
+                               "ai-bridge does not read)", partial=normalize(got.text) or None,
+                               hint="The partial answer is attached; run `ai-bridge doctor --live` and report the "
+                               "page (docs/providers.md).")
 
     async def start_research(self) -> None:
         """Press the research plan's start button with a real click (the page decides what its button does)."""

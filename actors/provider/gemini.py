@@ -10,7 +10,7 @@ icons. Both stay in the table, the current shapes first: every selector is also 
 from __future__ import annotations
 
 from .page import PageState
-from .table import NOT_YET, Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch
+from .table import NOT_YET, QUIET_S, Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch
 
 
 def completion(s: PageState, w: Watch) -> Completion:
@@ -26,6 +26,8 @@ def completion(s: PageState, w: Watch) -> Completion:
         return Completion(True, "mic button back")  # 1
     if w.saw_stop and s.send_found and s.send_enabled and s.input_empty:
         return Completion(True, "send button enabled, input empty")  # 2
+    if w.saw_stop and not s.stop and w.quiet_s >= QUIET_S and s.last_len > 0:
+        return Completion(True, "stop button gone, page quiet")  # issue 37: whatever the icons are named
     if w.text_stable_s >= 5 and s.last_len > 0:
         return Completion(True, "text stable for 5 s")  # 3
     if w.elapsed_s > 10 and not w.saw_stop:

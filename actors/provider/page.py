@@ -56,6 +56,12 @@ def _count(obj: JSONObject, key: str, what: str) -> int:
     return value
 
 
+def _names(value: JSON, what: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or len(value) > 20 or not all(isinstance(v, str) and len(v) <= 40 for v in value):
+        raise BadPageReport(f"{what}: 'fallbacks' must be a short list of entry names, got {value!r:.80}")
+    return tuple(str(v) for v in value)
+
+
 def _flag(obj: JSONObject, key: str, what: str) -> bool:
     return _field(obj, key, bool, what)
 
@@ -105,6 +111,10 @@ class PageState:
     model: str = ""  # the model that answered (ChatGPT's message slug) or is chosen (Gemini's mode label)
     research_start: bool = False  # a Deep Research plan's start button shows in the last response
     report_open: bool = False  # the last response opened a Deep Research report
+    # The table entries a structural finder stood in for on this page (issue 37: "input", "user", "assistant"):
+    # the ask still works, and the result says the site changed.
+    fallbacks: tuple[str, ...] = ()
+    last_solid: int = 0  # the last response's text without whitespace: how much answer the page shows
 
     @classmethod
     def parse(cls, value: JSON) -> PageState:
@@ -137,7 +147,9 @@ class PageState:
             unavailable=_optional(obj, "unavailable", bool, False, what),
             model=_optional(obj, "model", str, "", what)[:80],
             research_start=_optional(obj, "researchStart", bool, False, what),
-            report_open=_optional(obj, "reportOpen", bool, False, what))
+            report_open=_optional(obj, "reportOpen", bool, False, what),
+            fallbacks=_names(obj.get("fallbacks", []), what),
+            last_solid=_optional(obj, "lastSolid", int, 0, what))
 
     def as_json(self) -> dict[str, object]:
         """For snapshots and debug dumps, with the watcher's own (camelCase) names."""

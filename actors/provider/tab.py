@@ -35,7 +35,9 @@ def _script(name: str) -> str:
     return (HERE / name).read_text(encoding="utf-8")
 
 
-WATCHER = _script("watcher.js")
+# The watcher with its structural finders (structure.js, issue 37) in one function scope.
+WATCHER = ("function installWatcher(cfg, binding) {\n" + _script("structure.js") + "\nreturn ("
+           + _script("watcher.js") + ")(cfg, binding, aibStructure);\n}")
 # The answer converter (window.__aibMarkdown): vendored Turndown + GFM plugin and our rules, in one function scope.
 MARKDOWN = "function installMarkdown() {\n" + ";\n".join(
     _script(name) for name in ("vendor/turndown.js", "vendor/turndown-plugin-gfm.js", "markdown.js")) + "\n}"
@@ -349,6 +351,16 @@ class TabSession:
     async def send_box(self) -> Box | None:
         try:
             return Box.parse(await self.act("sendBox"))
+        except BadPageReport as exc:
+            raise BadExtensionReply(str(exc)) from exc
+
+    async def expect(self, question: str) -> None:
+        """Tell the watcher the question (its structural finders look for it in the thread, issue 37)."""
+        await self.act("expect", question)
+
+    async def extract_by(self, how: str) -> Extracted:
+        try:
+            return Extracted.parse(await self.act("extractBy", how))
         except BadPageReport as exc:
             raise BadExtensionReply(str(exc)) from exc
 

@@ -103,6 +103,14 @@ class Watch:
     saw_stop: bool  # a stop button was seen since sending
     elapsed_s: float  # since the question was confirmed sent
     text_stable_s: float  # since the last response's text last changed
+    quiet_s: float = 0.0  # since the page last changed at all (any watcher report that differed)
+
+
+# Issue 37: a page whose stop control went and which has stayed quiet this long has finished, whatever its icons are
+# named. Measured on the fakes (tests/test_drift.py): streamed chunks come 30-300 ms apart and a finished page's last
+# render lands within 0.3 s of its stop control going; 1 s stays clear of both and well under the 5 s of the
+# text-stability rule.
+QUIET_S = 1.0
 
 
 @attrs.frozen

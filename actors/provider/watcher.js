@@ -6,7 +6,7 @@
 //
 // Called as `Runtime.callFunctionOn(install, [config, bindingName])` in the isolated world's context. Idempotent
 // per document. The server calls the page actions below through call.js (`window.__aibWatcher[name](...args)`).
-function install(cfg, binding) {
+function install(cfg, binding, S) {
   if (window.__aibWatcher) {
     window.__aibWatcher.cfg = cfg;
     window.__aibWatcher.report(true);
@@ -15,6 +15,8 @@ function install(cfg, binding) {
   const W = {
     cfg, last: '', seq: 0, roots: new WeakSet(), marked: new WeakMap(), markedAll: false,
     doc: Math.random().toString(36).slice(2, 10) + Date.now().toString(36),
+    question: null,  // the question the flow typed (W.expect): the structural finders look for it in the thread
+    used: new Set(),  // the table entries a structural finder stood in for (issue 37): reported as site_changed
   };
   const sel = (k) => W.cfg.sel[k] || [];
   const lab = (k) => W.cfg.labels[k] || [];
@@ -67,7 +69,11 @@ function install(cfg, binding) {
   const inSet = (el, set) => { for (let n = el; n; n = up(n)) if (set.has(n)) return true; return false; };
   // Message content: the answers' content and the users' messages. Page text there is what somebody wrote, so no
   // label is ever matched in it (a question about "is still generating" must not stall the ask).
-  const messagesOf = (roots) => new Set([...deep(sel('content'), roots), ...deep(sel('user'), roots)]);
+  const messagesOf = (roots) => {
+    const out = new Set([...deep(sel('content'), roots), ...usersOf(roots)]);
+    if (W.used.has('assistant')) { const { last } = responses(roots); if (last) out.add(last); }
+    return out;
+  };
   // Text of `el` outside message content (and outside scripts), with its aria-label: where a UI label can be.
   const uiTextOf = (el, msgs) => {
     let out = el.getAttribute('aria-label') || '';
@@ -170,20 +176,35 @@ function install(cfg, binding) {
   };
 
   const lastOf = (list) => (list.length ? list[list.length - 1] : null);
+  // The users' messages: the table's, else (issue 37) the elements showing the question the flow typed.
+  const usersOf = (roots) => {
+    const found = deep(sel('user'), roots);
+    if (found.length || !W.question) return found;
+    const ours = S.questionEls(roots, W.question);
+    if (ours.length) W.used.add('user');
+    return ours;
+  };
   const responses = (roots) => {
     const turns = deep(sel('turn'), roots);
     const msgs = deep(sel('assistant'), roots);
+    if (!msgs.length && !turns.length && W.question) {
+      // The table names no response on this page: the content that follows our question in the thread.
+      const q = lastOf(usersOf(roots));
+      const composer = input();
+      const chrome = new Set(chromeEls(roots));
+      const answer = q && S.answerAfter(q, (el) => (composer && (el === composer || el.contains(composer)))
+        || inSet(el, chrome) || el.matches('form, footer, nav, [role="dialog"]'));
+      if (answer) {
+        W.used.add('assistant');
+        return { turns: [], msgs: [answer], last: answer, lastTurn: null };
+      }
+    }
     return { turns, msgs, last: lastOf(msgs) || lastOf(turns), lastTurn: lastOf(turns) };
   };
-  const contentOf = (resp) => {
-    if (!resp) return null;
-    for (const s of sel('content')) {
-      let el = null;
-      try { el = resp.querySelector(s) || (resp.shadowRoot && resp.shadowRoot.querySelector(s)); } catch (e) { el = null; }
-      if (el) return el;
-    }
-    return resp;
-  };
+  // Every content part of a response (issue 37: a message may show its text and its code as two .markdown blocks);
+  // none when the table's content selectors find nothing in it.
+  const contentParts = (resp) => S.contentParts(resp, sel('content'));
+  const partsText = (parts) => parts.map((p) => deepText(p)).filter(Boolean).join('\n\n');
 
   // Limit and error notices (alerts, toasts, banners, error-styled blocks): only those that appeared, or changed,
   // after `mark` count. The text decides the kind; a notice that is neither is ignored ("Copied" toasts).
@@ -236,7 +257,7 @@ function install(cfg, binding) {
   const state = () => {
     const roots = allRoots();
     if (W.cfg.shadow) for (const r of roots) if (r !== document && !W.roots.has(r)) { W.roots.add(r); observe(r); }
-    const input = deep(sel('input'), roots).filter(isVisible)[0] || null;
+    const input = inputIn(roots);
     const msgs = messagesOf(roots);
     // Every button of the page, but the (layout-forcing) visibility check only for those whose label matches;
     // buttons inside message content never count.
@@ -246,10 +267,10 @@ function install(cfg, binding) {
       || buttons.some((b) => hasLabel(b, lab('stop')) && !isDisabled(b) && !inSet(b, msgs) && isVisible(b));
     const send = findSend(roots);
     const { msgs: responsesEls, turns, last, lastTurn } = responses(roots);
-    const users = deep(sel('user'), roots);
+    const users = usersOf(roots);
     const lastUser = lastOf(users);
-    const content = contentOf(last);
-    const text = content ? (content === last ? plainText(content) : deepText(content)).trim() : '';
+    const parts = contentParts(last);
+    const text = (parts.length ? partsText(parts) : last ? plainText(last) : '').trim();
     const skipThinking = uiButton(lab('skipThinking'));
     const turnScope = lastTurn || last;
     const thinkingDone = !!turnScope && Array.from((turnScope.querySelectorAll && turnScope.querySelectorAll('button')) || [])
@@ -283,6 +304,7 @@ function install(cfg, binding) {
       userCount: users.length,
       assistantCount: responsesEls.length || turns.length,
       lastLen: text.length,
+      lastSolid: text.replace(/\s+/g, '').length,
       lastHead: text.slice(0, 80),
       lastUser: squash(plainText(lastUser)).slice(0, 300),
       answered,
@@ -296,6 +318,7 @@ function install(cfg, binding) {
       unavailable,
       researchStart: !!researchButton,
       reportOpen,
+      fallbacks: [...W.used].sort(),
       model: answered ? modelOf(roots, turnScope) : modelOf(roots, null),
       notice: currentNotice(roots),
     };
@@ -334,7 +357,18 @@ function install(cfg, binding) {
 
   // ---- page actions (called by the server through call.js) ------------------------------------------------------
 
-  const input = () => deep(sel('input'), allRoots()).filter(isVisible)[0] || null;
+  // The composer's input: the table's, else (issue 37) a visible editable text box outside the thread, whatever
+  // its editor.
+  const inputIn = (roots) => {
+    const found = deep(sel('input'), roots).filter(isVisible)[0];
+    if (found) return found;
+    const msgs = new Set([...deep(sel('content'), roots), ...usersOf(roots)]);
+    const box = S.composerInput(roots, (el) => inSet(el, msgs));
+    if (box) W.used.add('input');
+    return box;
+  };
+  const input = () => inputIn(allRoots());
+  W.expect = (question) => { W.question = question; report(true); return true; };
   const caretToEnd = (el) => {
     el.focus();
     if (el.tagName === 'TEXTAREA' || el.tagName === 'INPUT') { el.selectionStart = el.selectionEnd = el.value.length; return; }
@@ -423,7 +457,7 @@ function install(cfg, binding) {
   // notices that follow its question in the thread.
   W.mark = (keepAfterLastUser, quiet) => {
     const roots = allRoots();
-    const lastUser = lastOf(deep(sel('user'), roots));
+    const lastUser = lastOf(usersOf(roots));
     W.marked = new WeakMap();
     for (const el of notices(roots)) {
       if (keepAfterLastUser && lastUser && precedes(lastUser, el)) continue;
@@ -477,7 +511,7 @@ function install(cfg, binding) {
       // the action bar (buttons only): it counts only where it holds text of its own.
       return box && plainText(box).trim() ? toMarkdown(box) : '';
     },
-    content: (roots, last) => { const c = contentOf(last); return c && c !== last ? toMarkdown(c) : ''; },
+    content: (roots, last) => contentParts(last).map((c) => toMarkdown(c)).filter((t) => t.trim()).join('\n\n'),
     paragraphs: (roots, last, lastTurn) => {
       const scope = lastTurn || last;
       const ps = Array.from(scope.querySelectorAll('p'));
@@ -522,6 +556,16 @@ function install(cfg, binding) {
       }
       return rest.slice(0, cut).split('\n').filter((l) => !chromeOnly(l)).join('\n').trim();
     },
+  };
+  // One anchor, by name: the flow's second look when the first read shows less than the page streamed.
+  W.extractBy = (how) => {
+    const roots = allRoots();
+    const { last, lastTurn } = responses(roots);
+    convertError = null;
+    let text = '';
+    try { text = (last || how === 'body') && anchors[how] ? anchors[how](roots, last, lastTurn) || '' : ''; } catch (e) { text = ''; }
+    if (!meaningful(text) || chromeOnly(text)) return { text: '', how: 'none', error: convertError, plain: false };
+    return { text, how, error: convertError, plain: PLAIN.has(how) || !!convertError };
   };
   W.extract = (ownOnly) => {
     const roots = allRoots();
