@@ -259,6 +259,7 @@ class ProviderReport:
     busy: BusyAsk | None
     queued: int
     browser_tabs: tuple[SiteTab, ...] | str  # the site's tabs in the browser, or why they could not be listed
+    site_changed: str = ""  # the last ask's site_changed warning (issue 37): what of the table missed, and when
 
     def as_json(self) -> dict[str, object]:
         busy = None if self.busy is None else {
@@ -269,7 +270,7 @@ class ProviderReport:
             for t in self.browser_tabs]
         return {"provider": self.provider.value, "tabId": self.tab_id, "url": self.url,
                 "contextId": self.context_id, "broken": self.broken, "busy": busy, "queued": self.queued,
-                "browserTabs": tabs}
+                "browserTabs": tabs, **({"siteChanged": self.site_changed} if self.site_changed else {})}
 
 
 @attrs.frozen
@@ -361,6 +362,7 @@ class ProbeReport:
     items: tuple[ProbeItem, ...]
     overridden: tuple[str, ...]  # the table entries the user's providers.toml prepends to
     offered: Offered | None = None  # with `Probe.choices`: what the pickers offer (read by opening them)
+    site_changed: str = ""  # the last ask's site_changed warning on this server (issue 37)
 
     @property
     def broken(self) -> tuple[ProbeItem, ...]:
@@ -375,7 +377,8 @@ class ProbeReport:
         return {"provider": self.provider.value, "url": self.url, "signedIn": self.signed_in,
                 "language": self.language, "ok": self.ok, "broken": [i.entry for i in self.broken],
                 "overridden": list(self.overridden), "items": [i.as_json() for i in self.items],
-                **({"offered": self.offered.as_json()} if self.offered is not None else {})}
+                **({"offered": self.offered.as_json()} if self.offered is not None else {}),
+                **({"siteChanged": self.site_changed} if self.site_changed else {})}
 
 
 @attrs.frozen

@@ -123,7 +123,7 @@ class ProviderActor:
         return ProviderReport(provider=self.name, tab_id=page.tab_id if page else None,
                               url=page.state.url if page and page.state else None,
                               context_id=page.context_id if page else None, broken=page.broken if page else None,
-                              busy=busy, queued=queued, browser_tabs=tabs)
+                              busy=busy, queued=queued, browser_tabs=tabs, site_changed=self.memory.site_changed)
 
     # -- the tab -----------------------------------------------------------------------------------------------------
 
@@ -183,7 +183,7 @@ class ProviderActor:
         self.log.info("%s probe: %s", self.t.title, ", ".join(f"{i.entry}={i.status.value}" for i in report.items))
         if msg.choices and report.signed_in is not False:
             report = attrs.evolve(report, offered=await choices.offered_safely(page))
-        return report
+        return attrs.evolve(report, site_changed=self.memory.site_changed)
 
     # -- one attempt -------------------------------------------------------------------------------------------------
 
@@ -256,6 +256,9 @@ class ProviderActor:
                 await self.drop_page()
         flow.mark("total")
         warnings: list[AskWarning] = []
+        for w in out.warnings:
+            if w.code == "site_changed":  # kept for bridge_status and doctor --live (issue 37)
+                self.memory.site_changed = f"{time.strftime('%Y-%m-%d %H:%M:%S')}: {w.message}"
         if is_suspicious(out.answer, msg.question):
             path = await self.debug_dump(page, "suspicious", msg.question, answer=out.answer)
             warnings.append(AskWarning("suspicious_answer", "The answer looks unusual for the question (empty, just "

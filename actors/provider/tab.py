@@ -79,6 +79,7 @@ class ProviderMemory:
     asks: dict[str, AskMemo] = attrs.field(factory=dict)
     # Tabs that failed to attach or showed a site error: never picked again (seed 001: close it, open a new one).
     bad_tabs: dict[int, str] = attrs.field(factory=dict)  # tab id → why
+    site_changed: str = ""  # the last ask's site_changed warning, with its time (bridge_status, doctor --live)
 
     def memo(self, ask_id: str) -> AskMemo:
         return self.asks.setdefault(ask_id, AskMemo())

@@ -80,6 +80,8 @@ def render_blocks(results: Mapping[ProviderName, ProbeReport | BridgeError]) -> 
             lines.append(f"  {entry:<{width}} {status:<18} {said}".rstrip())
         if r.overridden:
             lines.append(f"  * overridden by providers.toml: {', '.join(r.overridden)}")
+        if r.site_changed:
+            lines.append(f"  the last ask worked through a fallback: {r.site_changed}")
         if r.offered is not None:
             lines += ["  what can be chosen (the site's names; ✓ chosen now):",
                       *("  " + line for line in r.offered.text("").splitlines()[1:])]

@@ -126,6 +126,11 @@ class Script:
         return dataclasses.asdict(self)
 
 
+# The redesigns common/drift.js applies (PageOptions.mutation), one at a time ("": none).
+MUTATIONS = ("", "testids", "classes", "labels", "icons", "unnamed", "wrappers", "split", "editor", "elements",
+             "dialog")
+
+
 @dataclass(frozen=True)
 class PageOptions:
     """How a page load behaves (the HTML document of ``/``, ``/c/<id>``, ``/app``, ``/app/<id>``)."""
@@ -173,6 +178,7 @@ class PageOptions:
     uploadQuota: bool = False      # Gemini: the quota notice shows (freemium-file-upload-quota-exceeded-disclaimer)
                                    # and nothing is attached
     uploadAccept: str = ""         # the file input's accept list ("" takes any file)
+    mutation: str = ""             # issue 37: one redesign of the page (common/drift.js lists the kinds)
     # Models, effort and tools (issue 34; the app.js / menus.js headers cite the captures each shape follows).
     picker: str = "pill"           # ChatGPT 2026: "pill" (the composer pill with its model submenu, July 2026) or
                                    # "header" (the header's model switcher, Jan 2026)
@@ -216,6 +222,8 @@ class PageOptions:
             raise ControlError("fileTile must be 'group' or 'testid'")
         if not isinstance(opts.uploadAccept, str):
             raise ControlError("uploadAccept must be a string")
+        if opts.mutation not in MUTATIONS:
+            raise ControlError(f"mutation must be one of {', '.join(MUTATIONS)}")
         if opts.toolsMenu not in ("search", "rows"):
             raise ControlError("toolsMenu must be 'search' or 'rows'")
         if opts.uploadChooser not in ("input", "detached"):

@@ -103,7 +103,7 @@ def _upload_boot(opts: Any) -> dict:
             "pickerIgnoresClicks": opts.pickerIgnoresClicks, "uploadChooser": opts.uploadChooser,
             "toolsMenu": opts.toolsMenu, "uploadFail": list(opts.uploadFail), "uploadStall": list(opts.uploadStall),
             "uploadNoChip": opts.uploadNoChip, "fileTile": opts.fileTile, "uploadQuota": opts.uploadQuota,
-            "uploadAccept": opts.uploadAccept}
+            "uploadAccept": opts.uploadAccept, "mutation": opts.mutation}
 
 
 def _add_upload_route(app: QuartTrio, site: SiteState, path: str) -> None:
@@ -231,7 +231,8 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
 
     @app.get("/cdn/assets/app.js")
     async def app_js() -> Response:
-        return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "common/uploads.js", "chatgpt/app.js",
+        return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "common/uploads.js", "common/drift.js",
+                       "chatgpt/app.js",
                        "chatgpt/menus.js")
 
     @app.get("/cdn/assets/app.css")
@@ -375,7 +376,8 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
 
     @app.get("/_/static/gemini.js")
     async def gemini_js() -> Response:
-        return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "common/uploads.js", "gemini/app.js",
+        return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "common/uploads.js", "common/drift.js",
+                       "gemini/app.js",
                        "gemini/menus.js")
 
     @app.get("/_/static/gemini.css")

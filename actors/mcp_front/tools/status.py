@@ -11,7 +11,9 @@ from supervisor.errors import BridgeError
 
 from ...protocol.browser import BROWSER, BrowserStatus
 from ...protocol.browser_tools import BROWSER_TOOLS, ToolsStatus
+from ...protocol.common import ProviderName
 from ...protocol.jobs import JOBS, ListJobs
+from ...protocol.provider import ProviderStatus, provider_address
 from ...protocol.relay import RELAY, LinkStatus
 from ...protocol.session_store import SESSION_STORE, ReadHistory
 from ..deps import FrontDeps, ToolCall, dumps, versions
@@ -34,6 +36,8 @@ class StatusOut(Output):
     browser: dict[str, Any]
     jobs: dict[str, Any]
     browserTools: dict[str, Any] = Field(description="The general browser tools: mode, allowed domains, tabs.")
+    siteChanges: dict[str, Any] = Field(description="Per site, the last ask that worked only through a fallback "
+                                        "(site_changed): what of the provider table no longer matches.")
 
 
 async def _part(deps: FrontDeps, key: str) -> object:
@@ -45,6 +49,13 @@ async def _part(deps: FrontDeps, key: str) -> object:
             return (await deps.ctx.ref(BROWSER).call(BrowserStatus(), timeout=5)).as_json()
         if key == "browserTools":
             return (await deps.ctx.ref(BROWSER_TOOLS).call(ToolsStatus(), timeout=5)).as_json()
+        if key == "siteChanges":  # issue 37: the last ask per site that worked only through a fallback
+            out: dict[str, str] = {}
+            for p in ProviderName:
+                report = await deps.ctx.ref(provider_address(p)).call(ProviderStatus(), timeout=5)
+                if report.site_changed:
+                    out[p.value] = report.site_changed
+            return out
         if key == "jobs":
             views = await deps.ctx.ref(JOBS).call(ListJobs(limit=0), timeout=5)
             return {"running": [v.row() for v in views]}
@@ -57,7 +68,7 @@ async def _part(deps: FrontDeps, key: str) -> object:
 
 async def bridge_status(deps: FrontDeps, call: ToolCall, args: StatusArgs) -> Result:
     recent = await _part(deps, "recentAsks")
-    parts = {key: await _part(deps, key) for key in ("extension", "browser", "jobs", "browserTools")}
+    parts = {key: await _part(deps, key) for key in ("extension", "browser", "jobs", "browserTools", "siteChanges")}
     tree = deps.system.tree()
     status: dict[str, object] = {
         "versions": versions(),

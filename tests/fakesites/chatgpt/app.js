@@ -92,6 +92,7 @@ const ICON_STOP = '<svg width="20" height="20" viewBox="0 0 20 20" aria-hidden="
 const ICON_DOT = '<svg width="16" height="16" viewBox="0 0 16 16" aria-hidden="true"><circle cx="8" cy="8" r="3" fill="currentColor"/></svg>';
 
 function h(tag, attrs, ...children) {
+  [tag, attrs] = drifted(tag, attrs);  // common/drift.js: PageOptions.mutation, one redesign at a time
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === false || v == null) continue;
@@ -145,7 +146,7 @@ function addUserTurn(text) {
         class: 'min-h-8 text-message relative flex w-full flex-col items-end',
       }, h('div', { class: 'flex w-full flex-col gap-1 empty:hidden items-end' },
         h('div', { class: 'user-message-bubble-color relative rounded-[18px] px-4 py-1.5' },
-          h('div', { class: 'whitespace-pre-wrap' }, text))))),
+          driftWrap(h('div', { class: 'whitespace-pre-wrap' }, text)))))),
     h('div', { class: 'z-0 flex justify-end' }, h('div', { class: 'flex flex-wrap items-center' },
       actionButton(T.copy, 'copy-turn-action-button'), actionButton(T.edit, null))))));
   thread.append(art);
@@ -236,7 +237,8 @@ class AssistantTurn {
     if (error) this.markdown.classList.add('text-token-text-error');
     const inTurn = LAYOUT === 'detached' && !error ? null : this.markdown;
     // 2026: the markdown sits in a wrapper of the message; thinking status / toggle go before that wrapper
-    this.content = NEW ? h('div', { class: 'flex w-full flex-col gap-1 empty:hidden first:pt-[1px]' }, inTurn) : inTurn;
+    this.content = NEW ? h('div', { class: 'flex w-full flex-col gap-1 empty:hidden first:pt-[1px]' }, driftWrap(inTurn))
+      : inTurn;
     this.message = h('div', {
       'data-message-author-role': 'assistant', 'data-message-id': messageId,
       'data-message-model-slug': NEW ? currentChoice().model : 'gpt-5', dir: 'auto',
@@ -270,6 +272,7 @@ class AssistantTurn {
     let html = renderMarkdown(this.held ? '' : this.text, { hooks: CHATGPT_MARKUP, blank: hidden });
     if (LAYOUT === 'divs') html = html.replace(/<(\/?)p(?=[\s>])/g, '<$1div');
     this.markdown.innerHTML = html;
+    driftSplit(this.markdown);
   }
 
   release() { if (this.held) { this.held = false; this.render(); } }
@@ -715,6 +718,7 @@ async function boot() {
         T.cookies ? '.' : '')));
   }
   editor.focus();
+  driftDialog();
   // Like the real SPA, the composer is usable before an existing conversation's turns arrive: code that
   // counts turns right after the input appears sees too few (seed 3.1 steps 2-5 wait for this).
   const notice = state.conversationId ? await loadConversation(state.conversationId) : null;

@@ -94,6 +94,7 @@ const ICONS = {
 };
 
 function h(tag, attrs, ...children) {
+  [tag, attrs] = drifted(tag, attrs);  // common/drift.js: PageOptions.mutation, one redesign at a time
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === false || v == null) continue;
@@ -470,10 +471,17 @@ const T26 = {
   },
 }[LANG];
 
-const fontIcon = (name, cls) => h('mat-icon', {
-  role: 'img', fonticon: name, 'data-mat-icon-name': name, 'aria-hidden': 'true',
-  class: `mat-icon notranslate ${cls || 'gds-icon-m'} google-symbols mat-ligature-font mat-icon-no-color`,
-});
+const fontIcon = (name, cls) => {
+  const drawn = driftIcon(name);  // common/drift.js: renamed, or unnamed inline svg
+  if (drawn === null) {
+    return h('span', { class: `icon ${cls || ''}`, 'aria-hidden': 'true',
+      html: '<svg width="20" height="20" viewBox="0 0 20 20"><path d="M4 4h12v12H4z" fill="currentColor"/></svg>' });
+  }
+  return h('mat-icon', {
+    role: 'img', fonticon: drawn, 'data-mat-icon-name': drawn, 'aria-hidden': 'true',
+    class: `mat-icon notranslate ${cls || 'gds-icon-m'} google-symbols mat-ligature-font mat-icon-no-color`,
+  });
+};
 const matButton = (label, iconName, attrs) => h('button', {
   class: 'mdc-icon-button mat-mdc-icon-button mat-mdc-button-base', 'aria-label': label, ...attrs,
 }, h('span', { class: 'mat-mdc-button-persistent-ripple mdc-icon-button__ripple' }), fontIcon(iconName),
@@ -496,7 +504,7 @@ class Response2026 {
       class: 'markdown markdown-main-panel stronger enable-updated-hr-color',
       'aria-live': LAYOUT === 'detached' ? null : 'polite', 'aria-busy': 'true', dir: 'ltr',
     });
-    this.content = h('message-content', { class: 'ng-star-inserted' }, this.markdown);
+    this.content = h('message-content', { class: 'ng-star-inserted' }, driftWrap(this.markdown));
     this.thoughtsBox = h('div', { class: 'thoughts-container' });
     this.responseContent = h('div', { class: 'response-content' }, this.thoughtsBox,
       h('h2', { class: 'cdk-visually-hidden ng-star-inserted' }, T.geminiSaid),
@@ -544,6 +552,7 @@ class Response2026 {
       this.live.innerHTML = html;
     } else {
       this.markdown.innerHTML = html;
+      driftSplit(this.markdown);
     }
   }
 
@@ -979,6 +988,7 @@ async function boot() {
   if (NEW) {
     app = buildApp2026();
     app.input.editor.focus();
+    driftDialog();
     if (state.conversation) await loadConversation(state.conversation);
     document.querySelector('.app-loading')?.remove();
     return;
