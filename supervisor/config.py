@@ -24,6 +24,9 @@ from .errors import ConfigError
 BROWSER_MODES = ("auto", "connect", "launch")
 CHANNELS = ("stable", "beta", "dev", "canary")  # Google Chrome release channels (seed 000's --channel)
 LOG_LEVELS = ("debug", "info", "warning", "error")
+# Tool families `serve` lists (docs/tools.md#which-tools-are-listed); "asks" is the default, and "browser" joins it
+# when browser tools are allowed a domain.
+TOOL_SETS = ("asks", "browser", "all")
 PORTS = SHARED.discovery_ports
 PORT_RANGE = f"{PORTS.start}-{PORTS.stop - 1}"
 
@@ -72,6 +75,16 @@ class Config:
     providers_file: Path | None = None
     use_open_tabs: bool = False  # may drive (and navigate) a ChatGPT / Gemini tab the user opened, when none is ours
     jobs_keep_days: float = 7.0  # background job records kept in <state_dir>/jobs (and known after a restart)
+    # The tool families `serve` lists (None: asks, and browser too when allowed_domains names one). Each tool in
+    # tools/list costs the agent's context in every session, so the 32 browser tools are not listed unasked.
+    tools: tuple[str, ...] | None = None
+
+    @property
+    def tool_sets(self) -> frozenset[str]:
+        """The families listed: "all" spelled out, the default resolved."""
+        chosen = set(self.tools if self.tools is not None else ("asks", *(("browser",) if self.allowed_domains
+                                                                           else ())))
+        return frozenset(TOOL_SETS[:-1]) if "all" in chosen else frozenset(chosen)
 
     @property
     def log_file(self) -> Path:
@@ -224,6 +237,21 @@ def host_pattern(text: str) -> str:
     return ("*." if p.startswith("*.") else "") + bare
 
 
+def _tool_sets(v: Any) -> tuple[str, ...]:
+    if isinstance(v, str):
+        items = [a for a in re.split(r"[\s,]+", v) if a]  # flag or env var: comma-separated
+    elif isinstance(v, list | tuple) and all(isinstance(a, str) for a in v):
+        items = [a for raw in v for a in re.split(r"[\s,]+", raw) if a]
+    else:
+        raise ValueError(f"expected a list of tool families, got {v!r}")
+    if not items:
+        raise ValueError(f"name at least one of {', '.join(TOOL_SETS)}")
+    bad = [a for a in items if a.lower() not in TOOL_SETS]
+    if bad:
+        raise ValueError(f"expected {', '.join(TOOL_SETS)} (comma-separated), got {bad[0]!r}")
+    return tuple(dict.fromkeys(a.lower() for a in items))
+
+
 def _domains(v: Any) -> tuple[str, ...]:
     if isinstance(v, str):
         items = [a for a in re.split(r"[\s,]+", v) if a]  # env var: comma- or whitespace-separated
@@ -263,6 +291,7 @@ _FIELDS: dict[str, Any] = {
     "use_open_tabs": _bool,
     "providers_file": _path,
     "jobs_keep_days": _positive,
+    "tools": _tool_sets,
 }
 
 # repeatable flags are singular; the providers file's flag is --providers
@@ -358,7 +387,7 @@ def load(cli: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None 
     for name, raw in (cli or {}).items():
         if raw is None or name not in _FIELDS:
             continue
-        if name in ("browser_args", "allowed_domains", "load_extensions") and not raw:
+        if name in ("browser_args", "allowed_domains", "load_extensions", "tools") and not raw:
             continue
         values[name] = _parse(name, raw, "option --" + _FLAGS.get(name, name.replace("_", "-")))
     return Config(**values)

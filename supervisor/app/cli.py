@@ -87,6 +87,10 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--jobs-keep-days", type=float, metavar="DAYS",
                    help="keep background jobs' records (and answers) this many days: a restarted server knows them "
                    "(default 7; env AI_BRIDGE_JOBS_KEEP_DAYS)")
+    s.add_argument("--tools", dest="listed_tools", action="append", default=[], metavar="SET",
+                   help="which tools to list: asks (the ask, job and status tools, list_models, take_cdp_snapshot, "
+                   "get_page_dom), browser (the general browser tools, and bridge_status), all; comma-separated or "
+                   "repeated (default: asks, plus browser when --allow-domain is given; env AI_BRIDGE_TOOLS)")
     t = s.add_argument_group("general browser tools (safe mode and domain policy; see docs/tools.md)")
     t.add_argument("--enable-mutations", action="store_true", default=None,
                    help="allow the interaction and navigation tools (click, type, navigate, tab_new, ...); "
@@ -246,6 +250,7 @@ def _config(args: argparse.Namespace) -> Any:
     from .. import config as cfg
 
     cli = {k: getattr(args, k, None) for k in CONFIG_KEYS}
+    cli["tools"] = getattr(args, "listed_tools", None)  # serve's --tools (ask's --tool is a site tool)
     explicit: Path | None = getattr(args, "config", None)
     if explicit is not None and not explicit.is_file():
         from ..errors import ConfigError
