@@ -234,6 +234,12 @@ def parser() -> argparse.ArgumentParser:
                    help="with get: wait up to S seconds for a running job to end, while a server runs it (default: "
                    "look once)")
 
+    e = sub.add_parser("extension", help="write the Chrome extension as a zip file to carry to your Chrome",
+                       description="Write the bundled Chrome extension as a zip (one folder inside) to load in a "
+                       "Chrome on this or another machine: unzip it, then in chrome://extensions turn on Developer "
+                       "mode, 'Load unpacked' and pick the folder. Without --zip: print the extension's folder.")
+    e.add_argument("--zip", dest="zip_path", type=Path, metavar="PATH",
+                   help="write the zip here (replaced if it exists); its path is printed on stdout")
     sub.add_parser("extension-path", help="print the folder of the Chrome extension to 'Load unpacked'",
                    description="Print the folder of the bundled Chrome extension. In chrome://extensions turn on "
                    "Developer mode, choose 'Load unpacked' and pick this folder.")
@@ -283,11 +289,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser().print_help(sys.stderr)
         return 2
-    if args.command == "extension-path":
+    if args.command == "extension-path" or (args.command == "extension" and args.zip_path is None):
         from ..paths import extension_path
 
         print(extension_path())
         return 0
+    if args.command == "extension":
+        from .extension_zip import zip_main
+
+        return zip_main(args.zip_path)
 
     from ..errors import ConfigError, StateDirRefused, StateFileError
     from ..files import ensure_private_dir, writable
