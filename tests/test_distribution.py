@@ -16,7 +16,6 @@ import re
 import shlex
 import struct
 import tomllib
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -183,7 +182,7 @@ def _skill_commands() -> list[list[str]]:
             line = line.split(" #", 1)[0].strip()
             if not line.startswith("ai-bridge "):
                 continue
-            words = [w for w in shlex.split(line.rstrip("&"))]
+            words = shlex.split(line.rstrip("&"))
             cut = next((i for i, w in enumerate(words) if w[:1] in "<>" or w[:2] == "2>"), len(words))
             commands.append(words[1:cut])
     return commands
