@@ -6,6 +6,7 @@ client, for what a client sees."""
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import mcp_types as types
@@ -91,8 +92,17 @@ async def test_a_default_server_lists_the_asks_and_explains_an_unlisted_tool(tmp
     del env["AI_BRIDGE_TOOLS"]  # the helper lists everything for the other tests: this one is about the default
     with open(tmp_path / "serve.log", "w") as errlog:
         async with open_client(["serve", "--browser", "connect"], env, mode="legacy", errlog=errlog) as client:
-            got = {t.name for t in (await client.list_tools()).tools}
-            assert got == DEFAULT
+            tools = (await client.list_tools()).tools
+            assert {t.name for t in tools} == DEFAULT
+            # Icons (SEP-973): the server's, in the early initialize reply the client kept, and one per tool.
+            (png, svg) = client.session.server_info.icons
+            assert png.mime_type == "image/png" and png.sizes == ["48x48"]
+            assert base64.b64decode(png.src.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+            assert svg.src.startswith("data:image/svg+xml;base64,")
+            for tool in tools:
+                (icon,) = tool.icons
+                assert icon.src.startswith("data:image/svg+xml,<svg ") and icon.src.endswith("</svg>"), tool.name
+                assert "#" not in icon.src and '"' not in icon.src, tool.name  # escaped as RFC 2397 asks
             with pytest.raises(MCPError) as info:
                 await client.call_tool("navigate", {"url": "https://example.com/"})
             err = info.value.error

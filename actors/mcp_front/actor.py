@@ -32,6 +32,7 @@ from supervisor.errors import BridgeError, InternalError
 from supervisor.otp import ActorContext, ActorSystem, Message
 
 from . import schema_cache
+from .icons import server_icons, tool_icon
 from .deps import FrontDeps, ToolCall
 from .stdio import EOF_GRACE_S, Replay, StdinLines, StdinPump, StdoutWriter, early_initialize_reply, handshake_versions
 from .tasks import RELATED_TASK, TASKS_EXTENSION, ProgressSender, TaskError, TaskTable, missing_capability
@@ -100,7 +101,7 @@ async def _boot(stdout: StdoutWriter, pump: StdinPump, intro: str) -> list[str] 
                 except StopAsyncIteration:
                     return
                 first.append(line)
-                reply = early_initialize_reply(line, handshake_versions(), intro)
+                reply = early_initialize_reply(line, handshake_versions(), intro, server_icons())
                 if reply is not None:
                     stdout.suppress[reply["id"]] = reply
                     await stdout.send_line(json.dumps(reply, separators=(",", ":")))
@@ -166,7 +167,7 @@ async def _serve(ctx: ActorContext[Message], *, config: Config, system: ActorSys
         a = t.annotations
         return types.Tool(
             name=t.name, title=t.title, description=t.description, input_schema=t.args.tool_schema(),
-            output_schema=t.output_schema(),
+            output_schema=t.output_schema(), icons=[types.Icon.model_validate(tool_icon(family_of(t.name)))],
             annotations=types.ToolAnnotations(read_only_hint=a.read_only, destructive_hint=a.destructive,
                                               idempotent_hint=a.idempotent, open_world_hint=a.open_world),
             # 2025-11-25 clients may run these as tasks (the 2026-07-28 extension needs no per-tool flag).
@@ -223,6 +224,7 @@ async def _serve(ctx: ActorContext[Message], *, config: Config, system: ActorSys
         "ai-bridge",
         version=supervisor.__version__,
         instructions=instructions(sets),
+        icons=[types.Icon.model_validate(i) for i in server_icons()],
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )

@@ -4,8 +4,8 @@ argument model (schema and validation), annotations, handler.
 Which tools a server lists is its configuration's choice (``serve --tools``, docs/tools.md#which-tools-are-listed):
 every listed tool's schema sits in the agent's context for the whole session, so the default lists only the asks:
 the ask, job and status tools, and the inspection of the provider pages (list_models for the names an ask takes;
-take_cdp_snapshot and get_page_dom, which the ask errors' hints send the agent to: 3.9 KB of the 47.8 KB). The 32
-browser tools (97 KB) join when a domain is allowed to them or when asked for.
+take_cdp_snapshot and get_page_dom, which the ask errors' hints send the agent to: 3.9 KB of the 51.7 KB). The 32
+browser tools (105 KB) join when a domain is allowed to them or when asked for.
 """
 
 from __future__ import annotations
