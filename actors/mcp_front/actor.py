@@ -32,8 +32,8 @@ from supervisor.errors import BridgeError, InternalError
 from supervisor.otp import ActorContext, ActorSystem, Message
 
 from . import schema_cache
-from .icons import server_icons, tool_icon
 from .deps import FrontDeps, ToolCall
+from .icons import server_icons, tool_icon
 from .stdio import EOF_GRACE_S, Replay, StdinLines, StdinPump, StdoutWriter, early_initialize_reply, handshake_versions
 from .tasks import RELATED_TASK, TASKS_EXTENSION, ProgressSender, TaskError, TaskTable, missing_capability
 from .toolkit import Result, Tool
