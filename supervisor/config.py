@@ -46,6 +46,7 @@ class Config:
     state_dir: Path = attrs.field(factory=default_state_dir)
     log_level: str = "info"
     discovery_port: int | None = None  # None: the first free port of the range the extension polls
+    relay_port: int | None = None  # None: any free port; pinned for an SSH forward (docs/remote.md)
     browser: str = "auto"
     browser_path: str | None = None
     channel: str | None = None  # a Chrome channel to launch (finds its executable; a profile of its own)
@@ -132,6 +133,20 @@ def _port(v: Any) -> int | None:
     if p not in PORTS:
         # The extension looks for servers only on these ports: any other one could never be found.
         raise ValueError(f"{p} is not one of the ports the extension polls ({PORT_RANGE})")
+    return p
+
+
+def _relay_port(v: Any) -> int | None:
+    if v is None or v == "":
+        return None
+    try:
+        p = int(v) if not isinstance(v, bool | float) else None
+    except (TypeError, ValueError):
+        p = None
+    if p is None or not 1024 <= p <= 65535:
+        raise ValueError(f"expected a port number from 1024 to 65535, got {v!r}")
+    if p in PORTS:
+        raise ValueError(f"{p} is one of the discovery ports ({PORT_RANGE}): pick one outside them")
     return p
 
 
@@ -266,6 +281,7 @@ _FIELDS: dict[str, Any] = {
     "state_dir": _path,
     "log_level": _choice(LOG_LEVELS),
     "discovery_port": _port,
+    "relay_port": _relay_port,
     "browser": _choice(BROWSER_MODES),
     "browser_path": _opt_str,
     "channel": _opt_choice(CHANNELS),

@@ -57,6 +57,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="on exit also close a headed browser we launched (headless ones always close)")
     b.add_argument("--discovery-port", type=int, help=f"pin the discovery port, one of {PORT_RANGE} (the ports the "
                    "extension polls; default: the first free one)")
+    b.add_argument("--relay-port", type=int, help="pin the relay's WebSocket port, for an SSH forward to a Chrome "
+                   "on another machine (docs/remote.md; default: any free port; env AI_BRIDGE_RELAY_PORT)")
 
 
 def _seconds(text: str) -> float:
@@ -249,7 +251,7 @@ def parser() -> argparse.ArgumentParser:
 CONFIG_KEYS = ("state_dir", "log_level", "discovery_port", "browser", "browser_path", "channel", "profile_dir",
                "isolated", "headless", "browser_args", "load_extensions", "close_browser", "project", "allow_faults",
                "private_text", "enable_mutations", "unsafe_enable_eval", "allowed_domains", "providers_file",
-               "jobs_keep_days", "network_secrets", "download_dir")
+               "jobs_keep_days", "network_secrets", "download_dir", "relay_port")
 
 
 def _config(args: argparse.Namespace) -> Any:
