@@ -24,7 +24,7 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import netns  # noqa: E402  (a sibling script, run before anything else is imported)
+import netns  # a sibling script (tests/netns.py), importable as the forwarder runs as a script
 
 
 def send_fd(chan: socket.socket, tag: bytes, fd: int) -> None:
