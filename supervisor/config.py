@@ -79,6 +79,7 @@ class Config:
     # The tool families `serve` lists (None: asks, and browser too when allowed_domains names one). Each tool in
     # tools/list costs the agent's context in every session, so the 32 browser tools are not listed unasked.
     tools: tuple[str, ...] | None = None
+    confirm_costly: bool = False  # a Pro / Deep Think / Deep Research ask asks the user first (MCP elicitation)
 
     @property
     def tool_sets(self) -> frozenset[str]:
@@ -308,6 +309,7 @@ _FIELDS: dict[str, Any] = {
     "providers_file": _path,
     "jobs_keep_days": _positive,
     "tools": _tool_sets,
+    "confirm_costly": _bool,
 }
 
 # repeatable flags are singular; the providers file's flag is --providers

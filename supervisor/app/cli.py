@@ -93,6 +93,10 @@ def parser() -> argparse.ArgumentParser:
                    help="which tools to list: asks (the ask, job and status tools, list_models, take_cdp_snapshot, "
                    "get_page_dom), browser (the general browser tools, and bridge_status), all; comma-separated or "
                    "repeated (default: asks, plus browser when --allow-domain is given; env AI_BRIDGE_TOOLS)")
+    s.add_argument("--confirm-costly", action="store_true", default=None,
+                   help="before a Pro, Deep Think or Deep Research ask, ask the user through the MCP client "
+                   "(elicitation) and send it only if they accept; clients that cannot ask get it sent as before "
+                   "(env AI_BRIDGE_CONFIRM_COSTLY)")
     t = s.add_argument_group("general browser tools (safe mode and domain policy; see docs/tools.md)")
     t.add_argument("--enable-mutations", action="store_true", default=None,
                    help="allow the interaction and navigation tools (click, type, navigate, tab_new, ...); "
@@ -251,7 +255,8 @@ def parser() -> argparse.ArgumentParser:
 CONFIG_KEYS = ("state_dir", "log_level", "discovery_port", "browser", "browser_path", "channel", "profile_dir",
                "isolated", "headless", "browser_args", "load_extensions", "close_browser", "project", "allow_faults",
                "private_text", "enable_mutations", "unsafe_enable_eval", "allowed_domains", "providers_file",
-               "jobs_keep_days", "network_secrets", "download_dir", "relay_port")
+               "jobs_keep_days", "network_secrets", "download_dir", "relay_port",
+               "confirm_costly")
 
 
 def _config(args: argparse.Namespace) -> Any:
