@@ -87,7 +87,7 @@ async def run(
         outer.cancel_scope.cancel()
 
 
-async def _boot(stdout: StdoutWriter, pump: StdinPump, intro: str) -> list[str] | None:
+async def _boot(stdout: StdoutWriter, pump: StdinPump, intro: str | None = None) -> list[str] | None:
     """Import the SDK, answering `initialize` meanwhile. The lines read (the initialize), or None when the client
     closed stdin with every request answered: a busy machine can take seconds over the import, and a client that
     has gone must not wait for it."""
@@ -101,7 +101,9 @@ async def _boot(stdout: StdoutWriter, pump: StdinPump, intro: str) -> list[str] 
                 except StopAsyncIteration:
                     return
                 first.append(line)
-                reply = early_initialize_reply(line, handshake_versions(), intro, server_icons())
+                reply = early_initialize_reply(line, handshake_versions(),
+                                               intro if intro is not None else instructions(frozenset({"asks"})),
+                                               server_icons())
                 if reply is not None:
                     stdout.suppress[reply["id"]] = reply
                     await stdout.send_line(json.dumps(reply, separators=(",", ":")))
