@@ -122,13 +122,18 @@ def _choice(options: tuple[str, ...]) -> Any:
     return parse
 
 
+def _port_number(v: Any) -> int | None:
+    """A port as written (a number, or digits in a string); None when it is not one."""
+    try:
+        return int(v) if not isinstance(v, bool | float) else None
+    except (TypeError, ValueError):
+        return None
+
+
 def _port(v: Any) -> int | None:
     if v is None or v == "":
         return None
-    try:
-        p = int(v) if not isinstance(v, bool | float) else None
-    except (TypeError, ValueError):
-        p = None
+    p = _port_number(v)
     if p is None:
         raise ValueError(f"expected a port number, got {v!r}")
     if p not in PORTS:
@@ -140,10 +145,7 @@ def _port(v: Any) -> int | None:
 def _relay_port(v: Any) -> int | None:
     if v is None or v == "":
         return None
-    try:
-        p = int(v) if not isinstance(v, bool | float) else None
-    except (TypeError, ValueError):
-        p = None
+    p = _port_number(v)
     if p is None or not 1024 <= p <= 65535:
         raise ValueError(f"expected a port number from 1024 to 65535, got {v!r}")
     if p in PORTS:
