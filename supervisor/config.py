@@ -24,6 +24,9 @@ from .errors import ConfigError
 BROWSER_MODES = ("auto", "connect", "launch")
 CHANNELS = ("stable", "beta", "dev", "canary")  # Google Chrome release channels (seed 000's --channel)
 LOG_LEVELS = ("debug", "info", "warning", "error")
+# Tool families `serve` lists (docs/tools.md#which-tools-are-listed); "asks" is the default, and "browser" joins it
+# when browser tools are allowed a domain.
+TOOL_SETS = ("asks", "browser", "all")
 PORTS = SHARED.discovery_ports
 PORT_RANGE = f"{PORTS.start}-{PORTS.stop - 1}"
 
@@ -43,6 +46,7 @@ class Config:
     state_dir: Path = attrs.field(factory=default_state_dir)
     log_level: str = "info"
     discovery_port: int | None = None  # None: the first free port of the range the extension polls
+    relay_port: int | None = None  # None: any free port; pinned for an SSH forward (docs/remote.md)
     browser: str = "auto"
     browser_path: str | None = None
     channel: str | None = None  # a Chrome channel to launch (finds its executable; a profile of its own)
@@ -72,6 +76,17 @@ class Config:
     providers_file: Path | None = None
     use_open_tabs: bool = False  # may drive (and navigate) a ChatGPT / Gemini tab the user opened, when none is ours
     jobs_keep_days: float = 7.0  # background job records kept in <state_dir>/jobs (and known after a restart)
+    # The tool families `serve` lists (None: asks, and browser too when allowed_domains names one). Each tool in
+    # tools/list costs the agent's context in every session, so the 32 browser tools are not listed unasked.
+    tools: tuple[str, ...] | None = None
+    confirm_costly: bool = False  # a Pro / Deep Think / Deep Research ask asks the user first (MCP elicitation)
+
+    @property
+    def tool_sets(self) -> frozenset[str]:
+        """The families listed: "all" spelled out, the default resolved."""
+        chosen = set(self.tools if self.tools is not None else ("asks", *(("browser",) if self.allowed_domains
+                                                                           else ())))
+        return frozenset(TOOL_SETS[:-1]) if "all" in chosen else frozenset(chosen)
 
     @property
     def log_file(self) -> Path:
@@ -107,18 +122,34 @@ def _choice(options: tuple[str, ...]) -> Any:
     return parse
 
 
+def _port_number(v: Any) -> int | None:
+    """A port as written (a number, or digits in a string); None when it is not one."""
+    try:
+        return int(v) if not isinstance(v, bool | float) else None
+    except (TypeError, ValueError):
+        return None
+
+
 def _port(v: Any) -> int | None:
     if v is None or v == "":
         return None
-    try:
-        p = int(v) if not isinstance(v, bool | float) else None
-    except (TypeError, ValueError):
-        p = None
+    p = _port_number(v)
     if p is None:
         raise ValueError(f"expected a port number, got {v!r}")
     if p not in PORTS:
         # The extension looks for servers only on these ports: any other one could never be found.
         raise ValueError(f"{p} is not one of the ports the extension polls ({PORT_RANGE})")
+    return p
+
+
+def _relay_port(v: Any) -> int | None:
+    if v is None or v == "":
+        return None
+    p = _port_number(v)
+    if p is None or not 1024 <= p <= 65535:
+        raise ValueError(f"expected a port number from 1024 to 65535, got {v!r}")
+    if p in PORTS:
+        raise ValueError(f"{p} is one of the discovery ports ({PORT_RANGE}): pick one outside them")
     return p
 
 
@@ -224,6 +255,21 @@ def host_pattern(text: str) -> str:
     return ("*." if p.startswith("*.") else "") + bare
 
 
+def _tool_sets(v: Any) -> tuple[str, ...]:
+    if isinstance(v, str):
+        items = [a for a in re.split(r"[\s,]+", v) if a]  # flag or env var: comma-separated
+    elif isinstance(v, list | tuple) and all(isinstance(a, str) for a in v):
+        items = [a for raw in v for a in re.split(r"[\s,]+", raw) if a]
+    else:
+        raise ValueError(f"expected a list of tool families, got {v!r}")
+    if not items:
+        raise ValueError(f"name at least one of {', '.join(TOOL_SETS)}")
+    bad = [a for a in items if a.lower() not in TOOL_SETS]
+    if bad:
+        raise ValueError(f"expected {', '.join(TOOL_SETS)} (comma-separated), got {bad[0]!r}")
+    return tuple(dict.fromkeys(a.lower() for a in items))
+
+
 def _domains(v: Any) -> tuple[str, ...]:
     if isinstance(v, str):
         items = [a for a in re.split(r"[\s,]+", v) if a]  # env var: comma- or whitespace-separated
@@ -238,6 +284,7 @@ _FIELDS: dict[str, Any] = {
     "state_dir": _path,
     "log_level": _choice(LOG_LEVELS),
     "discovery_port": _port,
+    "relay_port": _relay_port,
     "browser": _choice(BROWSER_MODES),
     "browser_path": _opt_str,
     "channel": _opt_choice(CHANNELS),
@@ -263,6 +310,8 @@ _FIELDS: dict[str, Any] = {
     "use_open_tabs": _bool,
     "providers_file": _path,
     "jobs_keep_days": _positive,
+    "tools": _tool_sets,
+    "confirm_costly": _bool,
 }
 
 # repeatable flags are singular; the providers file's flag is --providers
@@ -358,7 +407,7 @@ def load(cli: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None 
     for name, raw in (cli or {}).items():
         if raw is None or name not in _FIELDS:
             continue
-        if name in ("browser_args", "allowed_domains", "load_extensions") and not raw:
+        if name in ("browser_args", "allowed_domains", "load_extensions", "tools") and not raw:
             continue
         values[name] = _parse(name, raw, "option --" + _FLAGS.get(name, name.replace("_", "-")))
     return Config(**values)

@@ -221,6 +221,12 @@ class AskCancelled(ProviderError):
     code = "cancelled"
 
 
+class AskDeclined(ProviderError):
+    """The user said no when asked (MCP elicitation) whether a costly ask may be sent (--confirm-costly)."""
+
+    code = "declined"
+
+
 class AnswerNotFound(ProviderError):
     """The site finished, but the new turn's own content never rendered: what the page showed around it was page
     chrome (the composer, a disclaimer), never returned as an answer."""

@@ -16,3 +16,8 @@ def extension_path() -> Path:
     if packaged.is_dir():
         return packaged
     return Path(__file__).resolve().parent.parent / "extension"
+
+
+def icons_dir() -> Path:
+    """The server's icons (MCP icons of the server and its tools), inside the package."""
+    return Path(__file__).parent / "icons"

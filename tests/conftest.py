@@ -341,6 +341,7 @@ def server_env(state_dir: Path, tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AI_BRIDGE_")}
     env.update({
         "AI_BRIDGE_STATE_DIR": str(state_dir),
+        "AI_BRIDGE_TOOLS": "all",  # every tool listed, as most tests call them; test_tool_sets.py tests the default
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
         "PYTHONUNBUFFERED": "1",
     })

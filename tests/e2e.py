@@ -127,8 +127,9 @@ async def open_bridge(sites: FakeSites, tmp: Path, *, project: str = "e2e-projec
     profile_dir = profile_dir or tmp / "profile"
     stderr_path = tmp / f"serve-{len(list(tmp.glob('serve-*.log')))}.log"
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("AI_BRIDGE_")}
+    # AI_BRIDGE_TOOLS: every tool listed, as most tests call them; test_tool_sets.py tests the default.
     full_env.update({"AI_BRIDGE_STATE_DIR": str(state_dir), "XDG_CONFIG_HOME": str(tmp / "config"),
-                     "PYTHONUNBUFFERED": "1", **(env or {})})
+                     "AI_BRIDGE_TOOLS": "all", "PYTHONUNBUFFERED": "1", **(env or {})})
     params = StdioServerParameters(command=sys.executable,
                                    args=server_args(sites, profile_dir=profile_dir, project=project, extra=extra,
                                                     headless=headless),

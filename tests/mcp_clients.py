@@ -97,8 +97,9 @@ def tasks_extension(log: TaskLog) -> ClientExtension:
 
 def server_env(tmp: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AI_BRIDGE_")}
+    # AI_BRIDGE_TOOLS: every tool listed, as most tests call them; test_tool_sets.py tests the default.
     env.update({"AI_BRIDGE_STATE_DIR": str(tmp / "state"), "XDG_CONFIG_HOME": str(tmp / "config"),
-                "PYTHONUNBUFFERED": "1", **(extra or {})})
+                "AI_BRIDGE_TOOLS": "all", "PYTHONUNBUFFERED": "1", **(extra or {})})
     return env
 
 

@@ -90,6 +90,9 @@ def test_wheel_installs_a_working_ai_bridge_with_the_extension(tmp_path: Path) -
     assert {u.split(",")[0] for u in fields["Project-URL"]} >= {"Homepage", "Documentation", "Issues"}
     trio_req = next(r for r in fields["Requires-Dist"] if r.startswith("trio") and not r.startswith("trio-"))
     assert ">=0.31" in trio_req, trio_req
+    # The MCP Registry's ownership proof (server.json, tests/test_distribution.py) reaches PyPI's description.
+    name = json.loads((REPO / "server.json").read_text())["name"]
+    assert f"mcp-name: {name}" in metadata.split("\n\n", 1)[1].splitlines()
 
     # Installed into a fresh venv (no source tree in sight), the console script runs and finds its own copy of the
     # extension. Offline (the browser tests run without a network): the wheel goes in with --no-deps, and a .pth file

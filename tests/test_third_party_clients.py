@@ -50,7 +50,8 @@ def no_warning_printed(stderr: str) -> None:
 
 def plain_server(tmp: Path, *flags: str) -> dict[str, Any]:
     return {**server_command(["serve", "--browser", "connect", *flags]),
-            "env": {"AI_BRIDGE_STATE_DIR": str(tmp / "state"), "XDG_CONFIG_HOME": str(tmp / "config")}}
+            "env": {"AI_BRIDGE_STATE_DIR": str(tmp / "state"), "XDG_CONFIG_HOME": str(tmp / "config"),
+                    "AI_BRIDGE_TOOLS": "all"}}
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
@@ -100,7 +101,8 @@ def browser_server(sites: FakeSites, tmp: Path) -> dict[str, Any]:
     i = args.index("--project")
     del args[i:i + 2]  # no --project: the client's roots, or the call's `project`, name the conversation
     return {**server_command(args[2:]),
-            "env": {"AI_BRIDGE_STATE_DIR": str(tmp / "state"), "XDG_CONFIG_HOME": str(tmp / "config")}}
+            "env": {"AI_BRIDGE_STATE_DIR": str(tmp / "state"), "XDG_CONFIG_HOME": str(tmp / "config"),
+                    "AI_BRIDGE_TOOLS": "all"}}
 
 
 @requires_chromium

@@ -33,10 +33,11 @@ from supervisor.otp import ActorContext, ActorSystem, Message
 
 from . import schema_cache
 from .deps import FrontDeps, ToolCall
+from .icons import server_icons, tool_icon
 from .stdio import EOF_GRACE_S, Replay, StdinLines, StdinPump, StdoutWriter, early_initialize_reply, handshake_versions
 from .tasks import RELATED_TASK, TASKS_EXTENSION, ProgressSender, TaskError, TaskTable, missing_capability
 from .toolkit import Result, Tool
-from .tools import INSTRUCTIONS, TOOLS
+from .tools import TOOLS, family_of, instructions, listed
 
 log = logging.getLogger("ai_bridge.mcp_front")
 
@@ -78,7 +79,7 @@ async def run(
     task_status.started()
     async with trio.open_nursery() as outer:
         outer.start_soon(pump.run)
-        first = await _boot(stdout, pump)
+        first = await _boot(stdout, pump, instructions(config.tool_sets))
         if first is None:
             log.info("MCP client closed stdin while the SDK loaded, with nothing left to answer")
         else:
@@ -86,7 +87,7 @@ async def run(
         outer.cancel_scope.cancel()
 
 
-async def _boot(stdout: StdoutWriter, pump: StdinPump) -> list[str] | None:
+async def _boot(stdout: StdoutWriter, pump: StdinPump, intro: str | None = None) -> list[str] | None:
     """Import the SDK, answering `initialize` meanwhile. The lines read (the initialize), or None when the client
     closed stdin with every request answered: a busy machine can take seconds over the import, and a client that
     has gone must not wait for it."""
@@ -100,7 +101,9 @@ async def _boot(stdout: StdoutWriter, pump: StdinPump) -> list[str] | None:
                 except StopAsyncIteration:
                     return
                 first.append(line)
-                reply = early_initialize_reply(line, handshake_versions(), INSTRUCTIONS)
+                reply = early_initialize_reply(line, handshake_versions(),
+                                               intro if intro is not None else instructions(frozenset({"asks"})),
+                                               server_icons())
                 if reply is not None:
                     stdout.suppress[reply["id"]] = reply
                     await stdout.send_line(json.dumps(reply, separators=(",", ":")))
@@ -166,7 +169,7 @@ async def _serve(ctx: ActorContext[Message], *, config: Config, system: ActorSys
         a = t.annotations
         return types.Tool(
             name=t.name, title=t.title, description=t.description, input_schema=t.args.tool_schema(),
-            output_schema=t.output_schema(),
+            output_schema=t.output_schema(), icons=[types.Icon.model_validate(tool_icon(family_of(t.name)))],
             annotations=types.ToolAnnotations(read_only_hint=a.read_only, destructive_hint=a.destructive,
                                               idempotent_hint=a.idempotent, open_world_hint=a.open_world),
             # 2025-11-25 clients may run these as tasks (the 2026-07-28 extension needs no per-tool flag).
@@ -174,17 +177,28 @@ async def _serve(ctx: ActorContext[Message], *, config: Config, system: ActorSys
 
     cached = await trio.to_thread.run_sync(schema_cache.warm, TOOLS, schema_cache.default_cache_dir())
     log.debug("tool schemas %s", "from the cache" if cached else "computed")
-    listed = [sdk_tool(t) for t in TOOLS.values()]
+    sets = config.tool_sets
+    served = listed(sets)
+    sdk_tools = [sdk_tool(t) for t in served.values()]
+    log.info("listing %d of %d tools (%s)", len(served), len(TOOLS), ", ".join(sorted(sets)))
 
     async def on_list_tools(sdk_ctx: Any, params: Any) -> Any:
-        return types.ListToolsResult(tools=listed)
+        return types.ListToolsResult(tools=sdk_tools)
 
     def unknown_tool(name: object) -> Exception:
-        # The specification (2025-11-25 and 2026-07-28): an unknown tool is a protocol error, -32602.
-        return MCPError(types.INVALID_PARAMS, f"Unknown tool: {name}", {"availableTools": list(TOOLS)})
+        # The specification (2025-11-25 and 2026-07-28): an unknown tool is a protocol error, -32602. A tool of ours
+        # that this server does not list is unknown to the client too, but the message says how to list it.
+        family = family_of(name) if isinstance(name, str) else None
+        if family is None:
+            return MCPError(types.INVALID_PARAMS, f"Unknown tool: {name}", {"availableTools": list(served)})
+        how = "--tools browser or --allow-domain" if family == "browser" else f"--tools {family}"
+        return MCPError(types.INVALID_PARAMS,
+                        f"Tool {name} is not listed by this server: it lists {', '.join(sorted(sets))}. Start "
+                        f"`ai-bridge serve` with {how} (or --tools all; config key `tools`) to use it.",
+                        {"availableTools": list(served), "family": family})
 
     async def on_call_tool(sdk_ctx: Any, params: Any) -> Any:
-        tool = TOOLS.get(params.name)
+        tool = served.get(params.name)
         if tool is None:
             raise unknown_tool(params.name)
         return _to_result(types, await _call(tool, sdk_ctx, dict(params.arguments or {})))
@@ -211,7 +225,8 @@ async def _serve(ctx: ActorContext[Message], *, config: Config, system: ActorSys
     server = Server(
         "ai-bridge",
         version=supervisor.__version__,
-        instructions=INSTRUCTIONS,
+        instructions=instructions(sets),
+        icons=[types.Icon.model_validate(i) for i in server_icons()],
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
@@ -227,7 +242,7 @@ async def _serve(ctx: ActorContext[Message], *, config: Config, system: ActorSys
 
     async with trio.open_nursery() as nursery:
         table = TaskTable(deps, nursery)
-        _serve_tasks(server, table, types, MCPError, MODERN_PROTOCOL_VERSIONS, project_of, unknown_tool)
+        _serve_tasks(server, served, table, types, MCPError, MODERN_PROTOCOL_VERSIONS, project_of, unknown_tool)
 
         async def stop_on_request() -> None:
             await ctx.stop_requested.wait()
@@ -241,8 +256,8 @@ async def _serve(ctx: ActorContext[Message], *, config: Config, system: ActorSys
         nursery.cancel_scope.cancel()
 
 
-def _serve_tasks(server: Any, table: TaskTable, types: Any, mcp_error: Callable[..., Exception],
-                 modern_versions: tuple[str, ...],
+def _serve_tasks(server: Any, served: Mapping[str, Tool], table: TaskTable, types: Any,
+                 mcp_error: Callable[..., Exception], modern_versions: tuple[str, ...],
                  project_of: Any, unknown_tool: Callable[[object], Exception]) -> None:
     """MCP tasks (see tasks.py): a middleware that turns task-augmented ask calls into tasks, and the tasks/*
     methods. A middleware, because the SDK shapes a tools/call result as a CallToolResult, and a 2025-11-25
@@ -262,7 +277,7 @@ def _serve_tasks(server: Any, table: TaskTable, types: Any, mcp_error: Callable[
         modern = sdk_ctx.protocol_version in modern_versions
         name, raw, task = params.get("name"), params.get("arguments"), params.get("task")
         if modern:
-            tool = TOOLS.get(name) if isinstance(name, str) else None
+            tool = served.get(name) if isinstance(name, str) else None
             if tool is None or tool.start_job is None or not declares_tasks(sdk_ctx):
                 return await call_next(sdk_ctx)
         else:
@@ -272,7 +287,7 @@ def _serve_tasks(server: Any, table: TaskTable, types: Any, mcp_error: Callable[
             if not isinstance(name, str) or not isinstance(task, dict) or not isinstance(raw, dict | None):
                 raise mcp_error(types.INVALID_PARAMS, "Invalid params: tools/call needs a name, an arguments "
                                 "object and a task object")
-            tool = TOOLS.get(name)
+            tool = served.get(name)
             if tool is None:
                 raise unknown_tool(name)
             if tool.start_job is None:

@@ -6,7 +6,9 @@ project the call belongs to."""
 from __future__ import annotations
 
 import json
+import logging
 import platform
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -36,6 +38,38 @@ class ToolCall:
         except Exception:  # the client went away; the call itself will notice
             return False
         return True
+
+
+    async def elicit(self, message: str, *, url: str | None = None) -> bool | None:
+        """Ask the user through the client (MCP elicitation): accept or decline a plain form, or, with `url`, open
+        that page and say when done (URL mode). True: accepted; False: declined or dismissed; None: this client
+        cannot be asked (no elicitation of that mode declared, a 2026-07-28 session, which has no server-to-client
+        requests, or the request failed), and the caller goes on as it would without elicitation."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        session = self.sdk_context.session
+        caps = session.client_capabilities
+        can = caps.elicitation if caps is not None else None
+        if can is None or session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return None
+        related = getattr(self.sdk_context, "request_id", None)
+        try:
+            if url is not None:
+                if can.url is None:
+                    return None
+                got = await session.elicit_url(message, url, uuid.uuid4().hex, related_request_id=related)
+            else:
+                if can.form is None and can.url is not None:  # an empty capability means form (2025-06-18)
+                    return None
+                got = await session.elicit_form(message, {"type": "object", "properties": {}},
+                                                related_request_id=related)
+        except Exception as exc:  # a client that declared elicitation but fails it: go on without
+            log.info("elicitation failed (%s): going on without it", exc)
+            return None
+        return bool(got.action == "accept")
+
+
+log = logging.getLogger("ai_bridge.mcp_front")
 
 
 @attrs.frozen

@@ -252,7 +252,8 @@ def handshake_versions() -> tuple[str, ...]:
     return tuple(getattr(module, "HANDSHAKE_PROTOCOL_VERSIONS", ()))
 
 
-def early_initialize_reply(line: str, versions: tuple[str, ...], instructions: str) -> dict[str, Any] | None:
+def early_initialize_reply(line: str, versions: tuple[str, ...], instructions: str,
+                           icons: tuple[dict[str, Any], ...] = ()) -> dict[str, Any] | None:
     """The reply to a plain ``initialize`` whose protocol version the SDK supports — exactly what the SDK answers
     (tools and tasks capabilities as actor.py sets them, server info, instructions, the requested version echoed as
     MCP negotiation requires; `StdoutWriter` compares it with the SDK's own reply and logs any difference).
@@ -272,5 +273,6 @@ def early_initialize_reply(line: str, versions: tuple[str, ...], instructions: s
                          "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}},
         "instructions": instructions,
         "protocolVersion": version,
-        "serverInfo": {"name": "ai-bridge", "version": supervisor.__version__},
+        "serverInfo": {"name": "ai-bridge", "version": supervisor.__version__, **({"icons": list(icons)} if icons
+                                                                                   else {})},
     }}

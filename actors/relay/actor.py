@@ -17,6 +17,7 @@ deadline: a peer that stops reading is dropped after `SEND_TIMEOUT_S`, and disco
 
 from __future__ import annotations
 
+import errno
 import logging
 import math
 import secrets
@@ -39,6 +40,7 @@ from supervisor.errors import (
     CommandTimeout,
     ExtensionDisconnected,
     ExtensionNotConnected,
+    PortsInUse,
     StateFileError,
     TabClosed,
 )
@@ -433,14 +435,24 @@ async def run(
     state_dir: Path | None = None,
     extension_origin: str = SHARED.extension_origin,
     allow_faults: bool = False,
+    port: int = 0,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     relay = Relay(extension_origin=extension_origin, allow_faults=allow_faults, key=await _pairing_key(state_dir))
     async with trio.open_nursery() as nursery:
-        server = await nursery.start(
-            lambda task_status: serve_websocket(
-                relay.handle_request, "127.0.0.1", 0, None, handler_nursery=nursery,
-                max_message_size=TRANSPORT_MAX_BYTES, task_status=task_status))
+        try:
+            # Port 0: any free one (discovery tells the extension which). A pinned one (--relay-port) is for an SSH
+            # forward, whose two ends must be the same number: the extension connects to the URL discovery gives.
+            server = await nursery.start(
+                lambda task_status: serve_websocket(
+                    relay.handle_request, "127.0.0.1", port, None, handler_nursery=nursery,
+                    max_message_size=TRANSPORT_MAX_BYTES, task_status=task_status))
+        except OSError as exc:
+            if exc.errno not in (errno.EADDRINUSE, errno.EACCES):
+                raise
+            raise PortsInUse(f"relay: port {port} is in use ({exc.strerror})",
+                             hint="Stop what holds it (another ai-bridge with the same --relay-port?), or pin "
+                             "another port with --relay-port and forward that one.") from exc
         relay.port = server.port
         nursery.start_soon(relay.expire)
         log.info("relay listening on ws://127.0.0.1:%d", relay.port)

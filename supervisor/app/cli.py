@@ -57,6 +57,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="on exit also close a headed browser we launched (headless ones always close)")
     b.add_argument("--discovery-port", type=int, help=f"pin the discovery port, one of {PORT_RANGE} (the ports the "
                    "extension polls; default: the first free one)")
+    b.add_argument("--relay-port", type=int, help="pin the relay's WebSocket port, for an SSH forward to a Chrome "
+                   "on another machine (docs/remote.md; default: any free port; env AI_BRIDGE_RELAY_PORT)")
 
 
 def _seconds(text: str) -> float:
@@ -87,6 +89,14 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--jobs-keep-days", type=float, metavar="DAYS",
                    help="keep background jobs' records (and answers) this many days: a restarted server knows them "
                    "(default 7; env AI_BRIDGE_JOBS_KEEP_DAYS)")
+    s.add_argument("--tools", dest="listed_tools", action="append", default=[], metavar="SET",
+                   help="which tools to list: asks (the ask, job and status tools, list_models, take_cdp_snapshot, "
+                   "get_page_dom), browser (the general browser tools, and bridge_status), all; comma-separated or "
+                   "repeated (default: asks, plus browser when --allow-domain is given; env AI_BRIDGE_TOOLS)")
+    s.add_argument("--confirm-costly", action="store_true", default=None,
+                   help="before a Pro, Deep Think or Deep Research ask, ask the user through the MCP client "
+                   "(elicitation) and send it only if they accept; clients that cannot ask get it sent as before "
+                   "(env AI_BRIDGE_CONFIRM_COSTLY)")
     t = s.add_argument_group("general browser tools (safe mode and domain policy; see docs/tools.md)")
     t.add_argument("--enable-mutations", action="store_true", default=None,
                    help="allow the interaction and navigation tools (click, type, navigate, tab_new, ...); "
@@ -230,6 +240,12 @@ def parser() -> argparse.ArgumentParser:
                    help="with get: wait up to S seconds for a running job to end, while a server runs it (default: "
                    "look once)")
 
+    e = sub.add_parser("extension", help="write the Chrome extension as a zip file to carry to your Chrome",
+                       description="Write the bundled Chrome extension as a zip (one folder inside) to load in a "
+                       "Chrome on this or another machine: unzip it, then in chrome://extensions turn on Developer "
+                       "mode, 'Load unpacked' and pick the folder. Without --zip: print the extension's folder.")
+    e.add_argument("--zip", dest="zip_path", type=Path, metavar="PATH",
+                   help="write the zip here (replaced if it exists); its path is printed on stdout")
     sub.add_parser("extension-path", help="print the folder of the Chrome extension to 'Load unpacked'",
                    description="Print the folder of the bundled Chrome extension. In chrome://extensions turn on "
                    "Developer mode, choose 'Load unpacked' and pick this folder.")
@@ -239,13 +255,15 @@ def parser() -> argparse.ArgumentParser:
 CONFIG_KEYS = ("state_dir", "log_level", "discovery_port", "browser", "browser_path", "channel", "profile_dir",
                "isolated", "headless", "browser_args", "load_extensions", "close_browser", "project", "allow_faults",
                "private_text", "enable_mutations", "unsafe_enable_eval", "allowed_domains", "providers_file",
-               "jobs_keep_days", "network_secrets", "download_dir")
+               "jobs_keep_days", "network_secrets", "download_dir", "relay_port",
+               "confirm_costly")
 
 
 def _config(args: argparse.Namespace) -> Any:
     from .. import config as cfg
 
     cli = {k: getattr(args, k, None) for k in CONFIG_KEYS}
+    cli["tools"] = getattr(args, "listed_tools", None)  # serve's --tools (ask's --tool is a site tool)
     explicit: Path | None = getattr(args, "config", None)
     if explicit is not None and not explicit.is_file():
         from ..errors import ConfigError
@@ -278,11 +296,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser().print_help(sys.stderr)
         return 2
-    if args.command == "extension-path":
+    if args.command == "extension-path" or (args.command == "extension" and args.zip_path is None):
         from ..paths import extension_path
 
         print(extension_path())
         return 0
+    if args.command == "extension":
+        from .extension_zip import zip_main
+
+        return zip_main(args.zip_path)
 
     from ..errors import ConfigError, StateDirRefused, StateFileError
     from ..files import ensure_private_dir, writable

@@ -42,7 +42,7 @@ def build_tree(config: Config, system: ActorSystem, *, with_front: bool = True, 
         # so when the relay restarts (new port, new token) the two after it restart too (rest_for_one).
         SupervisorSpec("link", (
             child(RELAY.name, relay.run, state_dir=config.state_dir, allow_faults=config.allow_faults,
-                  shutdown=1.0),
+                  port=config.relay_port or 0, shutdown=1.0),
             child(DISCOVERY.name, discovery.run, port=config.discovery_port, project=config.project,
                   memory=discovery.PortMemory(), shutdown=1.5),
             child(BROWSER.name, browser.run, config=config, extension_dir=extension_path(), shutdown=2.5),

@@ -30,6 +30,7 @@ from ...protocol.provider import (
 from ...protocol.session_store import MAX_PROJECT
 from ..deps import FrontDeps, ToolCall
 from ..toolkit import Annotations, Args, Result, Tool
+from .consent import confirm_costly, with_login
 from .render import Answer, BothAnswers, DryRun, JobStarted, answer_result, both_result, heartbeat, progress_line
 
 MAX_QUESTION = 100_000
@@ -230,12 +231,16 @@ class _ProgressPump:
                 return
 
 
-async def _ask(deps: FrontDeps, provider: ProviderName, msg: Ask,
+async def _ask(deps: FrontDeps, call: ToolCall, provider: ProviderName, msg: Ask,
                on_progress: Callable[[object], None]) -> AskResult:
-    # One history entry per provider: the entry id is the ask id, and it must differ between the two.
-    mine = attrs.evolve(msg, ask_id=f"{msg.ask_id}-{provider.value}")
-    return await deps.ctx.ref(provider_address(provider)).call(mine, timeout=mine.call_timeout_s,
-                                                               on_progress=on_progress)
+    async def attempt(after_login: bool) -> AskResult:
+        # One history entry per provider: the entry id is the ask id, and it must differ between the two (and from
+        # the attempt before the user logged in).
+        mine = attrs.evolve(msg, ask_id=f"{msg.ask_id}-{provider.value}{'-login' if after_login else ''}")
+        return await deps.ctx.ref(provider_address(provider)).call(mine, timeout=mine.call_timeout_s,
+                                                                   on_progress=on_progress)
+
+    return await with_login(call, provider, attempt)
 
 
 def starter(tool: str, providers: tuple[ProviderName, ...]) -> Callable[[FrontDeps, ToolCall, AskArgs],
@@ -264,6 +269,8 @@ def ask_one(provider: ProviderName, start_job: Callable[[FrontDeps, ToolCall, As
     async def handler(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
         if args.dry_run:
             return dry_run_result(deps, args)
+        if deps.config.confirm_costly:
+            await confirm_costly(call, args.choices())
         if args.background:
             return _started(await start_job(deps, call, args))
         msg = await _message(deps, call, args)
@@ -271,7 +278,7 @@ def ask_one(provider: ProviderName, start_job: Callable[[FrontDeps, ToolCall, As
         async with trio.open_nursery() as nursery:
             nursery.start_soon(pump.run)
             try:
-                r = await _ask(deps, provider, msg, pump.sink)
+                r = await _ask(deps, call, provider, msg, pump.sink)
             finally:
                 nursery.cancel_scope.cancel()
         return answer_result(r)
@@ -285,6 +292,8 @@ _start_both = starter("ask_chatgpt_gemini_web", tuple(ProviderName))
 async def ask_both(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
     if args.dry_run:
         return dry_run_result(deps, args)
+    if deps.config.confirm_costly:
+        await confirm_costly(call, args.choices())
     if args.background:
         return _started(await _start_both(deps, call, args))
     msg = await _message(deps, call, args)
@@ -294,7 +303,7 @@ async def ask_both(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
 
     async def one(provider: ProviderName) -> None:
         try:
-            results[provider] = await _ask(deps, provider, msg, pump.sink)
+            results[provider] = await _ask(deps, call, provider, msg, pump.sink)
         except BridgeError as exc:
             results[provider] = exc.info()  # one failing still returns the other's answer
 
