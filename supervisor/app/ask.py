@@ -37,7 +37,7 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
         return 2
     question = question.strip()
     try:  # the files are checked (and a dry run answered) before any browser is involved
-        files = attachments.select_files(Path.cwd(), extras.files, state_dir=config.state_dir) \
+        files = await attachments.select_files_async(Path.cwd(), extras.files, state_dir=config.state_dir) \
             if extras.files else ()
         if extras.dry_run:
             report = attachments.dry_run(question, files, extras.attach)
@@ -48,8 +48,8 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
         uploads: tuple[str, ...] = ()
         if files and extras.attach == "inline":
             question = attachments.inline_prompt(question, files)
-        else:
-            uploads = tuple(str(f.path) for f in files)
+        elif files:  # the browser uploads copies of the bytes that were checked
+            uploads = await attachments.stage_async(files, config.state_dir)
     except BridgeError as exc:
         print(f"ai-bridge ask: [{exc.code}] {exc}", file=sys.stderr)
         return 2
@@ -81,9 +81,12 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
             except BridgeError as exc:
                 results[p] = exc
 
-        async with trio.open_nursery() as asks:
-            for p in providers:
-                asks.start_soon(one, p)
+        try:
+            async with trio.open_nursery() as asks:
+                for p in providers:
+                    asks.start_soon(one, p)
+        finally:
+            attachments.unstage(uploads)
 
     failed = 0
     out: dict[str, object] = {}

@@ -460,9 +460,9 @@ class UploadFileArgs(_Element):
     def request(self) -> bt.UploadFile:
         raise AssertionError("upload_file checks its files first: see upload()")
 
-    def checked(self, files: tuple[attachments.ProjectFile, ...]) -> bt.UploadFile:
-        return bt.UploadFile(self.target(), tuple(str(f.path) for f in files), tuple(f.rel for f in files),
-                             tuple(f.size for f in files), self.timeout_s, self.tab_id)
+    def checked(self, files: tuple[attachments.ProjectFile, ...], copies: tuple[str, ...]) -> bt.UploadFile:
+        return bt.UploadFile(self.target(), copies, tuple(f.rel for f in files), tuple(f.size for f in files),
+                             self.timeout_s, self.tab_id)
 
 
 class DownloadArgs(_TabArgs):
@@ -558,8 +558,10 @@ async def _call(deps: FrontDeps, args: _ToolArgs) -> Shown:
 
 async def upload(deps: FrontDeps, call: ToolCall, args: UploadFileArgs) -> Result:
     # Checked here, before the browser sees a path: only the project's files (supervisor/attachments.py).
-    files = attachments.select_files(project_folder(), args.paths, state_dir=deps.config.state_dir)
-    r = await deps.ctx.ref(bt.BROWSER_TOOLS).call(args.checked(files), timeout=args.seconds() + 45)
+    files = await attachments.select_files_async(project_folder(), args.paths, state_dir=deps.config.state_dir)
+    # The page reads its files when it wants (a form sent later): the copies stay until they are a day old.
+    copies = await attachments.stage_async(files, deps.config.state_dir)
+    r = await deps.ctx.ref(bt.BROWSER_TOOLS).call(args.checked(files, copies), timeout=args.seconds() + 45)
     shown = r.as_json()
     return Result(text=dumps(shown), structured=shown)
 
