@@ -61,6 +61,16 @@ def json_for_terminal(data: object, *, indent: int | None = 2) -> str:
     return _TERMINAL_UNSAFE.sub(_u_escape, text)  # C0 is escaped by json.dumps already; this catches the rest
 
 
+def printable(text: str, *, raw: bool = False) -> str:
+    """What the CLI prints of text from a page or a record: `for_terminal`, or the text as is with ``--raw``."""
+    return text if raw else for_terminal(text)
+
+
+def printable_json(data: object, *, raw: bool = False) -> str:
+    """JSON the CLI prints: `json_for_terminal`, or plain ``json.dumps`` with ``--raw``."""
+    return json.dumps(data, indent=2, ensure_ascii=False) if raw else json_for_terminal(data)
+
+
 def encodable(value: Any) -> Any:
     """`value` (str, list, tuple, dict, scalars) with lone surrogates in its strings escaped."""
     if isinstance(value, str):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import uuid
 from pathlib import Path
@@ -16,18 +15,20 @@ from actors.protocol.provider import Ask, AskPhase, AskProgress, AskResult, prov
 from .. import attachments
 from ..config import Config
 from ..errors import BridgeError
+from ..safetext import for_terminal, printable, printable_json
 from . import open_bridge
 
 
 @attrs.frozen
 class AskExtras:
-    """`--file` patterns, `--attach`, `--dry-run`, `--model` (ChatGPT) and `--mode` (Gemini)."""
+    """`--file` patterns, `--attach`, `--dry-run`, `--model` (ChatGPT), `--mode` (Gemini) and `--raw`."""
 
     files: tuple[str, ...] = ()
     attach: str = "upload"
     dry_run: bool = False
     model: str = ""
     mode: str = ""
+    raw: bool = False  # print answers as the page gave them (else control characters are shown escaped)
 
 
 async def ask_main(config: Config, question: str, provider: str, new_chat: bool, timeout_s: float | None,
@@ -42,8 +43,8 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
         if extras.dry_run:
             report = attachments.dry_run(question, files, extras.attach)
             report.update({k: v for k, v in (("model", extras.model), ("mode", extras.mode)) if v})
-            print(json.dumps({"dryRun": report}, indent=2, ensure_ascii=False) if as_json
-                  else attachments.dry_run_text(report))
+            print(printable_json({"dryRun": report}, raw=extras.raw) if as_json
+                  else printable(attachments.dry_run_text(report), raw=extras.raw))
             return 0
         uploads: tuple[str, ...] = ()
         if files and extras.attach == "inline":
@@ -51,7 +52,7 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
         elif files:  # the browser uploads copies of the bytes that were checked
             uploads = await attachments.stage_async(files, config.state_dir)
     except BridgeError as exc:
-        print(f"ai-bridge ask: [{exc.code}] {exc}", file=sys.stderr)
+        print(for_terminal(f"ai-bridge ask: [{exc.code}] {exc}"), file=sys.stderr)
         return 2
     project = config.project or Path.cwd().name
     wait_s = timeout_s if timeout_s is not None else config.response_timeout_s
@@ -88,6 +89,13 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
         finally:
             attachments.unstage(uploads)
 
+    return print_results(providers, results, as_json, raw=extras.raw)
+
+
+def print_results(providers: list[ProviderName], results: dict[ProviderName, AskResult | BridgeError],
+                  as_json: bool, *, raw: bool = False) -> int:
+    """The answers on stdout, the errors on stderr; what came from a page through `printable` (shown, not obeyed
+    by the terminal) unless `raw`. Exit 1 when every provider failed."""
     failed = 0
     out: dict[str, object] = {}
     for p in providers:
@@ -95,12 +103,12 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
         if isinstance(r, BridgeError):
             failed += 1
             out[p.value] = {"error": r.as_dict()}
-            print(f"ai-bridge: {p.value} failed: [{r.code}] {r}", file=sys.stderr)
+            print(for_terminal(f"ai-bridge: {p.value} failed: [{r.code}] {r}"), file=sys.stderr)  # page text
         else:
             out[p.value] = {"answer": r.answer, "url": r.url, "timings": r.timings.as_json(), "retries": r.retries,
                             "model": r.model}
     if as_json:
-        print(json.dumps(out, indent=2, ensure_ascii=False))
+        print(printable_json(out, raw=raw))
     else:
         for p in providers:
             r = results[p]
@@ -108,6 +116,6 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
                 continue
             if len(providers) > 1:
                 print(f"## {p.value}\n")
-            print(r.answer + ("\n" if len(providers) > 1 else ""))
+            print(printable(r.answer, raw=raw) + ("\n" if len(providers) > 1 else ""))
     sys.stdout.flush()
     return 1 if failed == len(providers) else 0
