@@ -485,10 +485,10 @@ class DownloadArgs(_TabArgs):
 
 
 class EmulateArgs(_TabArgs):
-    width: Annotated[int, Field(ge=1, le=10_000, description="Viewport width, CSS px (with height).")] | \
-        SkipJsonSchema[None] = None
-    height: Annotated[int, Field(ge=1, le=10_000, description="Viewport height, CSS px (with width).")] | \
-        SkipJsonSchema[None] = None
+    width: Annotated[int, Field(ge=1, le=8192, description="Viewport width, CSS px (with height); times the "
+                                "device scale at most 8192.")] | SkipJsonSchema[None] = None
+    height: Annotated[int, Field(ge=1, le=8192, description="Viewport height, CSS px (with width); times the "
+                                 "device scale at most 8192.")] | SkipJsonSchema[None] = None
     device_scale_factor: Annotated[float, Field(ge=0, le=10, description="Device pixels per CSS px (0: the "
                                                 "browser's own); needs width and height.")] | \
         SkipJsonSchema[None] = None
@@ -510,6 +510,10 @@ class EmulateArgs(_TabArgs):
             raise ValueError("give width and height together")
         if self.width is None and (self.device_scale_factor is not None or self.mobile):
             raise ValueError("device_scale_factor and mobile need width and height")
+        scale = self.device_scale_factor or 1.0
+        if self.width is not None and self.height is not None and max(self.width, self.height) * scale > 8192:
+            raise ValueError(f"{self.width} x {self.height} at scale {scale:g} is over 8192 device pixels a side "
+                             "(the screenshot limit)")
         return self
 
     def request(self) -> bt.Emulate:
@@ -521,8 +525,8 @@ class EmulateArgs(_TabArgs):
 
 
 class ResizeArgs(_TabArgs):
-    width: Annotated[int, Field(ge=1, le=10_000, description="Viewport width, CSS px.")]
-    height: Annotated[int, Field(ge=1, le=10_000, description="Viewport height, CSS px.")]
+    width: Annotated[int, Field(ge=1, le=8192, description="Viewport width, CSS px.")]
+    height: Annotated[int, Field(ge=1, le=8192, description="Viewport height, CSS px.")]
 
     def request(self) -> bt.Resize:
         return bt.Resize(self.width, self.height, self.tab_id)
