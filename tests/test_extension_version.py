@@ -17,7 +17,7 @@ import supervisor
 from .conftest import REPO
 
 EXTENSION = REPO / "extension"
-RECORDED = ("0.3.5", "25e053e80fccb8730abe71d9176b8bbc26f017f03db2df858fd105327150a664")
+RECORDED = ("0.3.6", "cb5afbb68f3fc395f0344af7ed4397fdeb2c7f7d4757d1840468bbc4235c8a88")
 
 
 def extension_hash() -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,8 @@ from actors.protocol.relay import RelayInfoReply
 from supervisor.app import open_bridge
 from supervisor.constants import SHARED
 from supervisor.peergate import GatedListener, RefusalLog
+
+from .conftest import REPO
 
 TOKEN = "f" * 64
 PORT = 8766
@@ -203,3 +206,20 @@ async def test_the_live_discovery_refuses_an_overlong_host_without_a_traceback(
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
     security = [r.getMessage() for r in caplog.records if r.name == "ai_bridge.security"]
     assert len(security) <= discovery.DETAIL_LINES + 1 and all(len(line) < 600 for line in security)
+
+
+def test_the_extension_reads_a_discovery_answer_up_to_its_cap(tmp_path: Path) -> None:
+    """Any local process can answer on a discovery port: the extension reads at most 4 KiB of an answer (declared or
+    streamed without end), never the whole of what it is sent."""
+    script = tmp_path / "cap.mjs"
+    script.write_text(
+        "globalThis.chrome = {storage: {local: {get: async () => ({})}}, runtime: {getManifest: () => ({})}};\n"
+        f"const {{ readCapped }} = await import({json.dumps((REPO / 'extension' / 'discovery.js').as_uri())});\n"
+        "const answer = {wsUrl: 'ws://127.0.0.1:1', project: 'p'.repeat(3000)};\n"
+        "const endless = new ReadableStream({pull(c) { c.enqueue(new Uint8Array(65536).fill(32)); }});\n"
+        "console.log(JSON.stringify([await readCapped(new Response(JSON.stringify(answer))),\n"
+        "  await readCapped(new Response(JSON.stringify({...answer, project: 'p'.repeat(5000)}))),\n"
+        "  await readCapped(new Response(endless))]));\n")
+    out = subprocess.run(["node", str(script)], capture_output=True, text=True, check=True, timeout=30)
+    small, big, endless = json.loads(out.stdout)
+    assert small["project"] == "p" * 3000 and big is None and endless is None
