@@ -236,3 +236,98 @@ def test_any_names_patterns_and_contents_give_files_or_a_refusal(tmp_path_factor
     report = at.dry_run("q", files, "upload")
     json.dumps(report, ensure_ascii=False).encode("utf-8")
     assert len(at.dry_run_text(report).splitlines()) == 7 + len(files)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(names=st.lists(name_bytes, min_size=1, max_size=3, unique=True), data=st.binary(max_size=100))
+def test_upload_file_hands_the_browser_only_encodable_copies(tmp_path_factory: pytest.TempPathFactory,
+                                                              names: list[bytes], data: bytes) -> None:
+    """upload_file's request to the browser: the copies' paths and the shown names encode as UTF-8 (a surrogate
+    crashed the relay's frame encoding), and each copy holds the checked bytes."""
+    from actors.mcp_front.tools.browser import UploadFileArgs
+
+    root = tmp_path_factory.mktemp("up")
+    for n in names:
+        with open(os.path.join(os.fsencode(root), n), "wb") as f:
+            f.write(data)
+    try:
+        files = at.select_files(root, ["*"])
+    except FileRefused:
+        return
+    copies = at.stage(files, root.parent / f"{root.name}-state")
+    msg = UploadFileArgs.model_validate({"selector": "#f", "paths": ["*"]}).checked(files, copies)
+    json.dumps([msg.paths, msg.names], ensure_ascii=False).encode("utf-8")
+    assert [Path(p).read_bytes() for p in msg.paths] == [data] * len(files)
+    at.unstage(copies)
+    assert not any(Path(p).exists() for p in copies)
+
+
+async def test_the_server_survives_hostile_names_and_arguments(tmp_path: Path, server_env: dict[str, str]) -> None:
+    """A real `ai-bridge serve`, spoken to in raw JSON-RPC (the SDK's client cannot even send a lone surrogate), in a
+    project whose files are named with bytes that are not UTF-8, with a newline, and a link loop: the dry run and
+    upload_file answer (a name that is not UTF-8 closed the connection), a request holding a lone surrogate is
+    answered with an error (it went unanswered), and the server answers after it all."""
+    import subprocess
+
+    from .conftest import serve_command
+
+    project = tmp_path / "hostile"
+    project.mkdir()
+    (project / os.fsdecode(WEIRD)).write_bytes(b"x\n")
+    (project / "two\nlines.txt").write_text("y\n")
+    os.symlink("loop.txt", project / "loop.txt")
+    (project / "ok.txt").write_text("fine\n")
+    proc = await trio.lowlevel.open_process([*serve_command(), "serve", "--browser", "connect"], cwd=project,
+                                            env=server_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None and proc.stdout is not None
+    buf = b""
+
+    async def call(rid: int, method: str, params: dict[str, object]) -> dict[str, object]:
+        nonlocal buf
+        line = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})  # \udcff as an escape
+        await proc.stdin.send_all(line.encode() + b"\n")  # type: ignore[union-attr]
+        with trio.fail_after(60):
+            while True:
+                while b"\n" in buf:
+                    raw, buf = buf.split(b"\n", 1)
+                    msg = json.loads(raw.decode("utf-8"))  # strict: every reply is UTF-8
+                    if msg.get("id") == rid:
+                        return msg  # type: ignore[no-any-return]
+                chunk = await proc.stdout.receive_some(1 << 16)  # type: ignore[union-attr]
+                assert chunk, f"the server closed stdout (answering {method})"
+                buf += chunk
+
+    async def tool(rid: int, name: str, args: dict[str, object]) -> dict[str, object]:
+        reply = await call(rid, "tools/call", {"name": name, "arguments": args})
+        result = reply["result"]
+        assert isinstance(result, dict)
+        return result
+
+    try:
+        await call(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                     "clientInfo": {"name": "t", "version": "0"}})
+        await proc.stdin.send_all(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        dry = await tool(1, "ask_chatgpt_web", {"question": "q", "dry_run": True, "files": ["w*", "t*", "ok.txt"]})
+        text = dry["content"][0]["text"]  # type: ignore[index]
+        assert not dry["isError"] and "weird-\\xff\\xfe.txt" in text and "two\\nlines.txt" in text, text
+        loop = await tool(2, "ask_chatgpt_web", {"question": "q", "dry_run": True, "files": ["*.txt"]})
+        assert loop["structuredContent"]["error"]["code"] == "file_refused"  # type: ignore[index]
+        for rid, paths in enumerate((["w*"], ["/etc/passwd"], ["../x"], ["t*"]), start=3):
+            up = await tool(rid, "upload_file", {"selector": "#f", "paths": paths})
+            assert up["isError"] and up["structuredContent"]["error"]["code"] in (  # type: ignore[index]
+                "file_refused", "mutations_disabled"), up
+        # A lone surrogate (JSON allows the escape, Unicode has no such character): an answer, not silence.
+        for rid, args in enumerate(({"question": "q \udcff", "dry_run": True},
+                                    {"question": "q", "dry_run": True, "files": ["\udcff"]}), start=10):
+            bad = await call(rid, "tools/call", {"name": "ask_chatgpt_web", "arguments": args})
+            assert bad["error"]["code"] == -32602 and "lone surrogate" in bad["error"]["message"]  # type: ignore[index]
+        status = await tool(20, "bridge_status", {})
+        assert not status["isError"]
+    finally:
+        with trio.move_on_after(10):
+            await proc.stdin.aclose()
+            await proc.wait()
+        if proc.returncode is None:
+            proc.kill()
