@@ -124,15 +124,21 @@ def free_path(base: Path, name: str) -> Path:
 
 
 def _write(path: Path, data: bytes) -> None:
+    def failed(exc: OSError) -> DownloadFailed:
+        return DownloadFailed(f"the file could not be saved as {path.name!r}: {exc.strerror or exc}",
+                              hint="Check the download folder (space, permissions).")
+
     try:
-        with open(path, "xb") as out:  # never over a file that is there
+        out = open(path, "xb")  # never over a file that is there
+    except OSError as exc:
+        raise failed(exc) from None
+    try:
+        with out:
             out.write(data)
     except OSError as exc:
         with contextlib.suppress(OSError):
-            if path.stat().st_size != len(data):
-                path.unlink()  # a partial file is no download
-        raise DownloadFailed(f"the file could not be saved as {path.name!r}: {exc.strerror or exc}",
-                             hint="Check the download folder (space, permissions).") from None
+            path.unlink()  # ours, and partial: no download
+        raise failed(exc) from None
 
 
 async def _call(page: Page, function: str, *args: JSON, timeout_s: float) -> JSON:
