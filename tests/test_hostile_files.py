@@ -263,7 +263,8 @@ def test_upload_file_hands_the_browser_only_encodable_copies(tmp_path_factory: p
     assert not any(Path(p).exists() for p in copies)
 
 
-async def test_the_server_survives_hostile_names_and_arguments(tmp_path: Path, server_env: dict[str, str]) -> None:
+async def test_the_server_survives_hostile_names_and_arguments(tmp_path: Path, server_env: dict[str, str],
+                                                                state_dir: Path) -> None:
     """A real `ai-bridge serve`, spoken to in raw JSON-RPC (the SDK's client cannot even send a lone surrogate), in a
     project whose files are named with bytes that are not UTF-8, with a newline, and a link loop: the dry run and
     upload_file answer (a name that is not UTF-8 closed the connection), a request holding a lone surrogate is
@@ -325,6 +326,7 @@ async def test_the_server_survives_hostile_names_and_arguments(tmp_path: Path, s
             assert bad["error"]["code"] == -32602 and "lone surrogate" in bad["error"]["message"]  # type: ignore[index]
         status = await tool(20, "bridge_status", {})
         assert not status["isError"]
+        assert not list((state_dir / "uploads").glob("*")) if (state_dir / "uploads").exists() else True  # safe mode
     finally:
         with trio.move_on_after(10):
             await proc.stdin.aclose()

@@ -563,8 +563,9 @@ async def _call(deps: FrontDeps, args: _ToolArgs) -> Shown:
 async def upload(deps: FrontDeps, call: ToolCall, args: UploadFileArgs) -> Result:
     # Checked here, before the browser sees a path: only the project's files (supervisor/attachments.py).
     files = await attachments.select_files_async(project_folder(), args.paths, state_dir=deps.config.state_dir)
-    # The page reads its files when it wants (a form sent later): the copies stay until they are a day old.
-    copies = await attachments.stage_async(files, deps.config.state_dir)
+    # The page reads its files when it wants (a form sent later): the copies stay until they are a day old. In safe
+    # mode the tools refuse the call before any path is used: no copy is made for nothing.
+    copies = await attachments.stage_async(files, deps.config.state_dir) if deps.config.enable_mutations else ()
     r = await deps.ctx.ref(bt.BROWSER_TOOLS).call(args.checked(files, copies), timeout=args.seconds() + 45)
     shown = r.as_json()
     return Result(text=dumps(shown), structured=shown)
