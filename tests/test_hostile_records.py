@@ -180,6 +180,16 @@ def test_jobs_get_shows_a_recorded_answer_and_error_as_text(tmp_path: Path,
     assert HOSTILE in capsys.readouterr().out
 
 
+def test_doctor_and_check_show_page_text_as_text(capsys: pytest.CaptureFixture[str]) -> None:
+    from supervisor.app import doctor
+    from supervisor.app.check import run
+
+    doctor.report([doctor.Check("browser", False, HOSTILE, fix="reload \x1b[5m")])
+    run.say(f"chatgpt: [site_error] {HOSTILE}")
+    out, err = capsys.readouterr()
+    assert visible(out) and visible(err) and "ALL TESTS PASSED" in out + err
+
+
 @given(st.text())
 @settings(max_examples=200, deadline=None, derandomize=True)
 def test_no_text_reaches_the_terminal_as_a_command(text: str) -> None:
