@@ -41,7 +41,18 @@ ATTACH_MODES = ("upload", "inline")
 SECRET_FILES = ("pairing.key",)  # in the state dir: never sent, whatever name or link reaches it
 STAGING = "uploads"  # <state-dir>/uploads: the copies the browser uploads
 STAGING_KEEP_S = 24 * 3600  # a background job's ask may upload hours after it was started
-_SELECTIONS = trio.CapacityLimiter(2)  # selections walking and reading at once (the rest wait their turn)
+# Selections walking and reading at once (the rest wait their turn); one limiter per trio run, since a token an
+# abandoned thread holds is handed back to the run that lent it.
+_SELECTIONS: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar("ai_bridge_file_selections")
+
+
+def _selections() -> trio.CapacityLimiter:
+    try:
+        return _SELECTIONS.get()
+    except LookupError:
+        limiter = trio.CapacityLimiter(2)
+        _SELECTIONS.set(limiter)
+        return limiter
 
 _LANG = {".py": "python", ".js": "javascript", ".mjs": "javascript", ".ts": "typescript", ".tsx": "tsx",
          ".jsx": "jsx", ".rs": "rust", ".go": "go", ".java": "java", ".c": "c", ".h": "c", ".cc": "cpp",
@@ -181,7 +192,7 @@ async def select_files_async(root: Path, patterns: Sequence[str], *, state_dir: 
     """`select_files` in a worker thread (the walk and the reads never hold up the server's other clients), one
     selection at a time per process beyond `SELECTIONS`, each within its `Budget`."""
     return await trio.to_thread.run_sync(
-        functools.partial(select_files, root, list(patterns), state_dir=state_dir), limiter=_SELECTIONS,
+        functools.partial(select_files, root, list(patterns), state_dir=state_dir), limiter=_selections(),
         abandon_on_cancel=True)
 
 
