@@ -31,7 +31,8 @@ from typing import Any
 import attrs
 
 from supervisor.errors import ErrorInfo, StateFileError
-from supervisor.files import ensure_private_dir, open_private, read_private, write_atomic
+from supervisor.files import ensure_private_dir, open_private, open_state_folder, read_private, set_aside, write_atomic
+from supervisor.safetext import shown_name
 
 from .protocol.common import ProviderName
 from .protocol.jobs import JobPhase, JobStatus, TaskRef
@@ -280,16 +281,25 @@ def parse(raw: bytes) -> JobRecord:
     created = _time(o, "createdAt")
     updated = _time(o, "updatedAt")
     assert created is not None and updated is not None
+    owner = _str(o, "owner", limit=64, optional=True)
+    if owner is not None and not OWNER.fullmatch(owner):
+        raise BadRecord("owner is not <pid>:<start time>")
     return JobRecord(job_id, _req(o, "tool", limit=64), providers, _req(o, "project", limit=1024), digest,
                      _bool(o, "newChat"), timeout_s, created, updated, status, _time(o, "finishedAt", optional=True),
-                     _str(o, "owner", limit=64, optional=True), asks, task)
+                     owner, asks, task)
 
 
 # -- who runs a job --------------------------------------------------------------------------------------------------
 
+PID_MAX = 4_194_304  # Linux's highest possible pid (PID_MAX_LIMIT): a record's pid beyond it is nonsense
+OWNER = re.compile(r"([0-9]{1,20}):([0-9]{1,20}|\?)")  # ASCII digits only ('²'.isdigit() is True)
+
 
 def process_token(pid: int) -> str | None:
-    """``<pid>:<start time>`` of a live process (its start time from /proc tells a reused pid apart), or None."""
+    """``<pid>:<start time>`` of a live process (its start time from /proc tells a reused pid apart), or None (also
+    for a pid no process can have)."""
+    if not 0 < pid <= PID_MAX:
+        return None
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -308,13 +318,19 @@ def my_token() -> str:
     return process_token(os.getpid()) or f"{os.getpid()}:?"
 
 
+def owner_pid(owner: str | None) -> int | None:
+    """The pid an owner field names, when it is one a process can have (None: no process runs it)."""
+    m = OWNER.fullmatch(owner or "")
+    pid = int(m.group(1)) if m else 0
+    return pid if 0 < pid <= PID_MAX else None
+
+
 def owner_alive(owner: str | None) -> bool:
-    if not owner:
+    pid = owner_pid(owner)
+    if pid is None or owner is None:
         return False
-    pid_text, _, start = owner.partition(":")
-    if not pid_text.isdigit():
-        return False
-    now = process_token(int(pid_text))
+    start = owner.partition(":")[2]
+    now = process_token(pid)
     return now is not None and (start in ("?", "") or now.partition(":")[2] in ("?", start))
 
 
@@ -322,7 +338,11 @@ def owner_alive(owner: str | None) -> bool:
 
 
 class JobFiles:
-    """Synchronous file operations on ``<state-dir>/jobs``; the jobs actor runs them in a worker thread."""
+    """Synchronous file operations on ``<state-dir>/jobs``; the jobs actor runs them in a worker thread.
+
+    Records are data, never trusted (issue 36): the folder is opened without following a link (`open_state_folder`)
+    and every record relative to it, as a regular file only, without blocking (a FIFO named like a record), at most
+    `MAX_RECORD_BYTES`; a bad one is renamed ``.bad`` within that folder, and nothing outside it is ever touched."""
 
     def __init__(self, state_dir: Path) -> None:
         self.dir = state_dir / FOLDER
@@ -332,19 +352,34 @@ class JobFiles:
             raise ValueError(f"{job_id!r} is not a job id")
         return self.dir / f"{job_id}.json"
 
+    @contextlib.contextmanager
+    def folder(self) -> Iterator[int | None]:
+        """The folder's descriptor (None when there is none); `StateFileError` for a link or a stranger's."""
+        fd = open_state_folder(self.dir)
+        try:
+            yield fd
+        finally:
+            if fd is not None:
+                os.close(fd)
+
     def prepare(self) -> None:
         ensure_private_dir(self.dir)
-        for tmp in self.dir.glob(".job-*.json.*.tmp"):  # writers that died between write and rename
-            try:
-                pid = int(tmp.name.split(".")[-2])
-                if process_token(pid) is None:
-                    tmp.unlink(missing_ok=True)
-            except (ValueError, IndexError):
-                continue
+        with self.folder() as fd:
+            assert fd is not None
+            for name in os.listdir(fd):
+                if not (name.startswith(".job-") and name.endswith(".tmp")):
+                    continue  # writers that died between write and rename leave these
+                pid = owner_pid(name.split(".")[-2] + ":?") if name.count(".") >= 3 else None
+                if pid is not None and process_token(pid) is None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(name, dir_fd=fd)
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        fd = open_private(self.dir / LOCK, os.O_RDWR | os.O_CREAT)
+        with self.folder() as dfd:
+            if dfd is None:
+                raise StateFileError(f"{self.dir} does not exist")
+            fd = open_private(LOCK, os.O_RDWR | os.O_CREAT, dir_fd=dfd)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -356,21 +391,25 @@ class JobFiles:
 
     def read(self, job_id: str) -> JobRecord | None:
         """The record of `job_id`, or None (none, or a bad one, which is moved aside)."""
-        path = self.path(job_id)
+        name = self.path(job_id).name
+        with self.folder() as fd:
+            return None if fd is None else self._read_at(fd, name, job_id)
+
+    def _read_at(self, fd: int, name: str, job_id: str) -> JobRecord | None:
         try:
-            raw = read_private(path, MAX_RECORD_BYTES)
+            raw = read_private(name, MAX_RECORD_BYTES, dir_fd=fd)
         except (StateFileError, OSError) as exc:
-            self._aside(path, str(exc))
+            self._aside(fd, name, str(exc))
             return None
         if raw is None:
             return None
         try:
             record = parse(raw)
         except BadRecord as exc:
-            self._aside(path, str(exc))
+            self._aside(fd, name, str(exc))
             return None
         if record.job_id != job_id:
-            self._aside(path, f"it holds job {record.job_id}")
+            self._aside(fd, name, f"it holds job {record.job_id}")
             return None
         return record
 
@@ -379,28 +418,30 @@ class JobFiles:
         ones moved aside."""
         out: list[JobRecord] = []
         cutoff = now - dt.timedelta(days=keep_days)
-        if not self.dir.is_dir():
-            return out
-        for path in sorted(self.dir.iterdir()):
-            name = path.name
-            if name.endswith(".bad"):
-                with contextlib.suppress(OSError):
-                    if dt.datetime.fromtimestamp(path.lstat().st_mtime, dt.UTC) < cutoff:
-                        path.unlink()
-                continue
-            if not name.endswith(".json") or name.startswith("."):
-                continue
-            record = self.read(name.removesuffix(".json")) if JOB_ID.fullmatch(name[:-5]) else None
-            if record is None:
+        with self.folder() as fd:
+            if fd is None:
+                return out
+            for name in sorted(os.listdir(fd)):
+                if name.endswith(".bad"):
+                    with contextlib.suppress(OSError):
+                        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                        if dt.datetime.fromtimestamp(st.st_mtime, dt.UTC) < cutoff:
+                            os.unlink(name, dir_fd=fd)
+                    continue
+                if not name.endswith(".json") or name.startswith("."):
+                    continue
                 if not JOB_ID.fullmatch(name[:-5]):
-                    self._aside(path, "its name is not a job id")
-                continue
-            if record.updated < cutoff:
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
-                log.info("job %s is older than %g days: its record was deleted", record.job_id, keep_days)
-                continue
-            out.append(record)
+                    self._aside(fd, name, "its name is not a job id")
+                    continue
+                record = self._read_at(fd, name, name[:-5])
+                if record is None:
+                    continue
+                if record.updated < cutoff:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(name, dir_fd=fd)
+                    log.info("job %s is older than %g days: its record was deleted", record.job_id, keep_days)
+                    continue
+                out.append(record)
         out.sort(key=lambda r: r.created)
         return out
 
@@ -418,13 +459,12 @@ class JobFiles:
             self.write(record)
             return record
 
-    def _aside(self, path: Path, why: str) -> None:
-        bad = path.with_name(path.name + ".bad")
+    def _aside(self, fd: int, name: str, why: str) -> None:
+        shown = shown_name(name)
         try:
-            os.replace(path, bad)
-        except FileNotFoundError:
-            return
+            bad = set_aside(fd, name)
         except OSError as exc:
-            log.warning("job record %s is unreadable (%s) and could not be moved aside: %s", path.name, why[:200], exc)
+            log.warning("job record %s is unreadable (%s) and could not be moved aside: %s", shown, why[:200], exc)
             return
-        log.warning("job record %s could not be read (%s); moved it to %s", path.name, why[:200], bad.name)
+        if bad is not None:
+            log.warning("job record %s could not be read (%s); moved it to %s", shown, why[:200], shown_name(bad))

@@ -58,6 +58,7 @@ export class Connection {
     this.nonce = newNonce(); // this connection's challenge: a recorded welcome of another connection is worthless
     this.held = []; // frames received while the welcome's proof is checked
     this.untrusted = false; // the server failed to prove the pairing key
+    this.proven = false; // its welcome proved the pairing key: only then does the popup show what it wrote
     this.project = typeof info.project === 'string' ? info.project : '';
     this.wsUrl = info.wsUrl;
     this.token = info.token;
@@ -223,6 +224,7 @@ export class Connection {
         'server on a discovery port?)', { backoff: true });
     }
     for (const t of this.timers) clearTimeout(t); // the welcome timeout
+    this.proven = true;
     this.state = 'open';
     this.connectedSince = Date.now();
     this.lastError = null;

@@ -3,6 +3,9 @@
 //
 // Any local user can answer on these ports. A server whose discovery answer names a pairing key this browser does
 // not hold (pairing.js) is listed for the popup as "unpaired" and never connected to: not even the hello is sent.
+// Until a server has proved its pairing key, the popup shows nothing it wrote (no project name, no key, none of its
+// error texts): only "an unknown server on port N" and what this extension says about it, so that no text of
+// another user's server can talk the user into pasting a code. Discovery answers are read up to MAX_ANSWER_BYTES.
 //
 // Polling is a setTimeout loop while the worker lives: every 1 s while no server is connected, every 5 s once one
 // is. When Chrome stops the worker the loop dies with it; background.js's alarm wakes the worker, module
@@ -21,7 +24,19 @@ const BACKOFF_MS = 30_000;
 const FORGET_MS = 5 * 60_000; // a closed server that stopped answering leaves the popup after this
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 const HEX_ID = /^[0-9a-f]{16,128}$/; // serverId and token: the proof's message joins them with newlines
-const UNPAIRED_HINT = 'not paired with this browser: run `ai-bridge pair` and paste the code it prints here';
+const MAX_ANSWER_BYTES = 4096; // a real answer is about 450 bytes; a larger one is refused unread
+const UNPAIRED_HINT = 'not paired with this browser. If it is yours, run `ai-bridge pair` in your own terminal and ' +
+  'paste the code it prints below; a server never asks you for a code';
+// What the popup says of a server that has not proved its pairing key, by state: our words, never the server's.
+const UNPROVEN_TEXT = {
+  unpaired: UNPAIRED_HINT,
+  refused: 'its discovery answer is not one this extension accepts (another version, or not ai-bridge)',
+  untrusted: 'it could not prove it holds a pairing key of this browser: not obeyed (another user\'s server?)',
+  'backing off': 'it broke the protocol before proving its pairing key: not obeyed',
+  closed: 'the connection ended before the server proved its pairing key',
+  connecting: 'checking its pairing key',
+  verifying: 'checking its pairing key',
+};
 
 /** The parsed discovery answer on `port`, or null (nothing listening, not 200, not JSON, too slow). */
 async function probe(port) {
@@ -34,7 +49,7 @@ async function probe(port) {
       cache: 'no-store',
       redirect: 'error',
     });
-    return resp.ok ? await resp.json() : null;
+    return resp.ok ? await readCapped(resp) : null;
   } catch {
     return null;
   } finally {
@@ -42,12 +57,36 @@ async function probe(port) {
   }
 }
 
-/** Why a discovery answer is unusable, or null if it is fine. */
+/** The response's JSON, read up to MAX_ANSWER_BYTES (a local process decides how much it sends); null if larger. */
+export async function readCapped(resp) {
+  const declared = Number(resp.headers.get('content-length'));
+  if (declared > MAX_ANSWER_BYTES) return null;
+  const reader = resp.body.getReader();
+  const chunks = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_ANSWER_BYTES) {
+      reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.byteLength;
+  }
+  return JSON.parse(new TextDecoder().decode(bytes));
+}
+
+/** Why a discovery answer is unusable, or null if it is fine. (Our words only: it may be shown in the popup.) */
 function problemWith(info) {
   if (info === null || typeof info !== 'object' || Array.isArray(info)) return 'discovery answer is not an object';
-  if (info.protocolVersion !== PROTOCOL_VERSION) {
-    return `unsupported protocolVersion ${JSON.stringify(info.protocolVersion)} (need ${PROTOCOL_VERSION})`;
-  }
+  if (info.protocolVersion !== PROTOCOL_VERSION) return `not protocol version ${PROTOCOL_VERSION}`;
   for (const key of ['wsUrl', 'token', 'serverId']) {
     if (typeof info[key] !== 'string' || !info[key]) return `discovery answer lacks ${key}`;
   }
@@ -59,10 +98,10 @@ function problemWith(info) {
   try {
     url = new URL(info.wsUrl);
   } catch {
-    return `bad wsUrl ${info.wsUrl}`;
+    return 'its wsUrl is not a URL';
   }
   // The token is only ever sent to a loopback socket, whatever a discovery answer says.
-  if (url.protocol !== 'ws:' || !LOOPBACK_HOSTS.has(url.hostname)) return `wsUrl is not a loopback ws:// URL: ${info.wsUrl}`;
+  if (url.protocol !== 'ws:' || !LOOPBACK_HOSTS.has(url.hostname)) return 'its wsUrl is not a loopback ws:// URL';
   return null;
 }
 
@@ -93,18 +132,24 @@ export class Discovery {
     else if (this.nextAt > Date.now() + ms) this._schedule(ms);
   }
 
-  /** Rows for the popup. */
+  /** Rows for the popup. A server that has not proved its pairing key is `unknown`: its row holds nothing it wrote
+   * (the serverId, hex-checked, stays for the server that reads these rows over its pipe; the popup shows none). */
   snapshot() {
-    const rows = [...this.conns.values()].map((c) => ({
-      serverId: c.serverId,
-      project: c.project,
-      port: c.port,
-      key: fingerprint(c.keyId),
-      state: c.untrusted ? 'untrusted' : c.state === 'closed' && c.backoff ? 'backing off' : c.state,
-      connectedSince: c.connectedSince,
-      lastError: c.lastError,
-    }));
-    for (const r of this.refused.values()) rows.push({ key: '', ...r, state: r.state ?? 'refused', connectedSince: null });
+    const rows = [...this.conns.values()].map((c) => {
+      const state = c.untrusted ? 'untrusted' : c.state === 'closed' && c.backoff ? 'backing off' : c.state;
+      if (!c.proven) {
+        return { serverId: c.serverId, unknown: true, project: '', port: c.port, key: '', state,
+          connectedSince: null, lastError: UNPROVEN_TEXT[state] ?? '' };
+      }
+      return { serverId: c.serverId, project: c.project, port: c.port, key: fingerprint(c.keyId), state,
+        connectedSince: c.connectedSince, lastError: c.lastError };
+    });
+    for (const r of this.refused.values()) {
+      const state = r.state ?? 'refused';
+      rows.push({ serverId: r.serverId, unknown: true, project: '', port: r.port, key: '', state,
+        connectedSince: null, lastError: state === 'refused' ? `${UNPROVEN_TEXT.refused}: ${r.lastError}`
+          : UNPROVEN_TEXT[state] ?? '' });
+    }
     return rows.sort((a, b) => a.port - b.port || String(a.serverId).localeCompare(String(b.serverId)));
   }
 
@@ -147,17 +192,14 @@ export class Discovery {
       }
       const problem = problemWith(info);
       if (problem) {
-        const serverId = typeof info?.serverId === 'string' ? info.serverId : null;
-        const project = typeof info?.project === 'string' ? info.project : '';
-        this.refused.set(port, { port, serverId, project, lastError: problem });
+        const serverId = typeof info?.serverId === 'string' && HEX_ID.test(info.serverId) ? info.serverId : null;
+        this.refused.set(port, { port, serverId, lastError: problem });
         return;
       }
       const key = this.pairings.get(info.keyId);
       if (key === null) {
         // Shown, never obeyed: whoever runs it, this browser was not given its key.
-        const project = typeof info.project === 'string' ? info.project : '';
-        this.refused.set(port, { port, serverId: info.serverId, project, key: fingerprint(info.keyId),
-          state: 'unpaired', lastError: UNPAIRED_HINT });
+        this.refused.set(port, { port, serverId: info.serverId, state: 'unpaired' });
         const old = this.conns.get(info.serverId);
         if (old && old.state !== 'closed') old.close('its pairing was removed');
         return;

@@ -30,6 +30,12 @@ async function render() {
   rows.replaceChildren(
     ...servers.map((s) => {
       const tr = document.createElement('tr');
+      if (s.unknown) {
+        // Not proven to be a server of this browser's user: nothing it wrote is shown, only our own words.
+        tr.append(cell(`an unknown server on port ${Number(s.port)}`), cell(String(Number(s.port))), cell('—', 'key'),
+          cell(s.state, s.state.replace(' ', '-')), cell('—'), cell(s.lastError || '', 'err'));
+        return tr;
+      }
       tr.title = s.serverId ? `serverId ${s.serverId}` : '';
       tr.append(
         cell(s.project || '—'),

@@ -1,31 +1,58 @@
 """Files an ask sends with its question (issue 20): chosen by paths and globs relative to the project folder, checked
-here on the server before anything is sent, then either uploaded through the site's own file input (the provider
-actors get the checked absolute paths) or put into the prompt as fenced blocks (`inline_prompt`).
+here on the server before anything is sent, then either uploaded through the site's own file input (the browser gets
+private copies, `stage`) or put into the prompt as fenced blocks (`inline_prompt`).
 
-Only the project's files: a pattern is relative, has no ``..``, and every file it finds must resolve (symlinks
-followed) inside the project folder and outside the state dir. Limits on the count and the total size. When any
+Only the project's own regular files (issue 36; supervisor/project_walk.py finds and opens them): a pattern is
+relative, has no ``..``; each file is opened once and judged by what was opened — resolved inside the project
+folder, outside the state dir, not hidden unless the pattern names the hidden part (a plain-named link to ``.env`` is
+refused), one hard link only, never the pairing key (by device and inode) — and the bytes read from that descriptor
+are what is sent: inline, or as the copy the browser uploads. Limits on the count, the sizes and the walk. When any
 file fails, nothing is sent: the whole selection is refused with a `FileRefused` that names the file.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 import os
+import secrets
+import shutil
 import stat
+import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 import attrs
+import trio
 
-from .errors import FileRefused
+from .errors import FileRefused, StateFileError
+from .files import ensure_private_dir
+from .project_walk import Budget, Rules, Walker, inside, is_glob, read_checked, real_path_of
+from .safetext import quoted, shown_name
 
 MAX_FILES = 10  # ChatGPT takes 10 files per message; Gemini about as many
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_TOTAL_BYTES = 50 * 1024 * 1024
 MAX_INLINE_CHARS = 400_000  # the question and its inlined files, as typed into the composer
 MAX_PATTERNS = 100
-GLOB_CHARS = frozenset("*?[")
 ATTACH_MODES = ("upload", "inline")
+SECRET_FILES = ("pairing.key",)  # in the state dir: never sent, whatever name or link reaches it
+STAGING = "uploads"  # <state-dir>/uploads: the copies the browser uploads
+STAGING_KEEP_S = 24 * 3600  # a background job's ask may upload hours after it was started
+# Selections walking and reading at once (the rest wait their turn); one limiter per trio run, since a token an
+# abandoned thread holds is handed back to the run that lent it.
+_SELECTIONS: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar("ai_bridge_file_selections")
+
+
+def _selections() -> trio.CapacityLimiter:
+    try:
+        return _SELECTIONS.get()
+    except LookupError:
+        limiter = trio.CapacityLimiter(2)
+        _SELECTIONS.set(limiter)
+        return limiter
 
 _LANG = {".py": "python", ".js": "javascript", ".mjs": "javascript", ".ts": "typescript", ".tsx": "tsx",
          ".jsx": "jsx", ".rs": "rust", ".go": "go", ".java": "java", ".c": "c", ".h": "c", ".cc": "cpp",
@@ -36,146 +63,137 @@ _LANG = {".py": "python", ".js": "javascript", ".mjs": "javascript", ".ts": "typ
 
 @attrs.frozen
 class ProjectFile:
-    """One checked file: its absolute, resolved path, its path as the question names it, its size and whether it
-    reads as text."""
+    """One checked file: its real path (links resolved), its path as the question names it (shown escaped), its size,
+    whether it reads as text, and its bytes, read once from the descriptor the checks were made on."""
 
     path: Path
     rel: str
     size: int
     text: bool
+    data: bytes = attrs.field(default=b"", repr=False, eq=False)
 
     def as_json(self) -> dict[str, object]:
         return {"path": self.rel, "size": self.size, "text": self.text}
-
-
-def _is_glob(part: str) -> bool:
-    return any(c in GLOB_CHARS for c in part)
 
 
 def _check_pattern(pattern: str) -> PurePosixPath:
     if not pattern or not pattern.strip():
         raise FileRefused("an empty file pattern", hint="Name files relative to the project folder, e.g. src/app.py "
                           "or 'src/**/*.py'.")
-    if "\x00" in pattern or any(ord(c) < 32 for c in pattern):
-        raise FileRefused(f"the file pattern {pattern!r} has a control character")
+    if "\x00" in pattern or any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in pattern):
+        raise FileRefused(f"the file pattern {quoted(pattern)} has a control character")
+    try:
+        os.fsencode(pattern)
+    except UnicodeError:
+        raise FileRefused(f"the file pattern {quoted(pattern)} is not a file name this system can "
+                          "encode") from None
     p = PurePosixPath(pattern.replace("\\", "/"))
     if p.is_absolute() or pattern.startswith("~"):
-        raise FileRefused(f"{pattern!r} is not relative to the project folder",
+        raise FileRefused(f"{quoted(pattern)} is not relative to the project folder",
                           hint="Files come from inside the project only: name them relative to it.")
     if ".." in p.parts:
-        raise FileRefused(f"{pattern!r} leaves the project folder ('..')",
+        raise FileRefused(f"{quoted(pattern)} leaves the project folder ('..')",
                           hint="Files come from inside the project only.")
     return p
 
 
-def _hidden_ok(rel: PurePosixPath, pattern: PurePosixPath) -> bool:
-    """A glob or a folder does not pick up hidden files and folders (.git, .env, .venv) unless the pattern names
-    them."""
-    named = {part for part in pattern.parts if part.startswith(".")}
-    return all(not part.startswith(".") or part in named for part in rel.parts)
-
-
-def _expand(root: Path, pattern: PurePosixPath) -> list[Path]:
-    """The paths a pattern names, in a stable order: a glob's matches sorted, a folder's files (recursively)."""
-    if not any(_is_glob(part) for part in pattern.parts):
-        candidates = [root / pattern]
-        if not os.path.lexists(candidates[0]):
-            return []
-    else:
-        candidates = sorted(root.glob(str(pattern)))
-    out: list[Path] = []
-    for c in candidates:
-        if c.is_dir() and not c.is_symlink():
-            out.extend(sorted(p for p in c.rglob("*") if not p.is_dir()))
-        else:
-            out.append(c)
-    return [p for p in out if _hidden_ok(PurePosixPath(p.relative_to(root).as_posix()), pattern)]
-
-
-def _reads_as_text(path: Path, size: int) -> bool:
-    with open(path, "rb") as f:
-        head = f.read(min(size, 64 * 1024))
+def _reads_as_text(data: bytes) -> bool:
+    head = data[:64 * 1024]
     if b"\x00" in head:
         return False
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return exc.start >= len(head) - 3  # a multi-byte character cut at the end of the sample
+        return len(data) > len(head) and exc.start >= len(head) - 3  # a character cut at the end of the sample
     return True
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
+def _forbidden(state: Path | None) -> frozenset[tuple[int, int]]:
+    """(device, inode) of the state dir's secrets: a bind mount or a hard link of them is refused by identity."""
+    if state is None:
+        return frozenset()
+    out = set()
+    for name in SECRET_FILES:
+        try:
+            st = os.stat(state / name)
+        except OSError:
+            continue
+        out.add((st.st_dev, st.st_ino))
+    return frozenset(out)
 
 
 def select_files(root: Path, patterns: Sequence[str], *, state_dir: Path | None = None,
                  max_files: int = MAX_FILES, max_file_bytes: int = MAX_FILE_BYTES,
-                 max_total_bytes: int = MAX_TOTAL_BYTES) -> tuple[ProjectFile, ...]:
+                 max_total_bytes: int = MAX_TOTAL_BYTES, budget: Budget | None = None) -> tuple[ProjectFile, ...]:
     """The project files `patterns` name (paths, globs with ``**``, folders; a pattern starting with ``!`` excludes
-    what it matches), each checked. Raises `FileRefused` naming the first file or pattern that fails."""
+    what it matches), each checked and read. Raises `FileRefused` naming the first file or pattern that fails, or the
+    limit a selection breaks. Blocking (a walk, reads): the server calls it in a worker thread (`select_files_async`).
+    """
     if len(patterns) > MAX_PATTERNS:
         raise FileRefused(f"{len(patterns)} file patterns; at most {MAX_PATTERNS}")
+    checked = [(raw.startswith("!"), _check_pattern(raw[1:] if raw.startswith("!") else raw)) for raw in patterns]
     try:
         base = root.resolve(strict=True)
-    except OSError as exc:
-        raise FileRefused(f"the project folder {root} cannot be read: {exc.strerror or exc}") from None
+    except (OSError, RuntimeError) as exc:
+        raise FileRefused(f"the project folder {shown_name(str(root))} cannot be read: {exc}") from None
     state = state_dir.resolve() if state_dir is not None else None
-    if state is not None and _inside(base, state):
-        raise FileRefused(f"the project folder {base} is inside ai-bridge's state dir",
+    if state is not None and inside(base, state):
+        raise FileRefused(f"the project folder {shown_name(str(base))} is inside ai-bridge's state dir",
                           hint="Run the ask from your project's folder.")
-    picked: dict[Path, Path] = {}  # resolved path -> as found under the root (for its name)
-    excluded: set[Path] = set()
-    for raw in patterns:
-        negate = raw.startswith("!")
-        pattern = _check_pattern(raw[1:] if negate else raw)
-        found = _expand(base, pattern)
+    walker = Walker(base, budget or Budget())
+    found_as: dict[str, frozenset[str]] = {}  # as found -> the hidden names its (first) pattern names
+    excluded_rels: set[str] = set()
+    for raw, (negate, pattern) in zip(patterns, checked, strict=True):
+        found = walker.expand(pattern)
         if negate:
-            excluded.update(p.resolve() for p in found)
+            excluded_rels.update(found)
             continue
         if not found:
-            what = "matches no file" if any(_is_glob(p) for p in pattern.parts) else "does not exist"
-            raise FileRefused(f"{raw!r} {what} in the project folder {base}",
+            what = "matches no file" if any(is_glob(p) for p in pattern.parts) else "does not exist"
+            raise FileRefused(f"{quoted(raw)} {what} in the project folder {shown_name(str(base))}",
                               hint="Paths and globs are relative to the project folder.")
-        for p in found:
-            try:
-                real = p.resolve(strict=True)
-            except OSError:
-                raise FileRefused(f"{p.relative_to(base).as_posix()!r} is a broken link") from None
-            picked.setdefault(real, p)
+        named = frozenset(p for p in pattern.parts if p.startswith("."))
+        for rel in found:
+            found_as.setdefault(rel, named)
+    # Duplicates and exclusions by the file a path leads to (a link and its target are one file); each path is
+    # resolved once, however many patterns found it.
+    excluded = {r for r in (real_path_of(base, rel) for rel in excluded_rels) if r is not None}
+    picked: dict[Path, tuple[str, frozenset[str]]] = {}
+    for rel, named in found_as.items():
+        walker.budget.spend()
+        real = real_path_of(base, rel)
+        key = real if real is not None else base / rel  # a loop or a broken link: refused when opened
+        picked.setdefault(key, (rel, named))
+    chosen = [(rel, named) for real, (rel, named) in picked.items() if real not in excluded]
+    if not chosen:
+        raise FileRefused("the file patterns leave no file (every match is excluded)")
+    if len(chosen) > max_files:  # before any file is opened
+        raise FileRefused(f"{len(chosen)} files selected; an ask sends at most {max_files}",
+                          hint="Narrow the globs, or exclude files with '!pattern'.")
+    rules = Rules(base, state, _forbidden(state), max_file_bytes)
     files: list[ProjectFile] = []
     total = 0
-    for real, found_as in picked.items():
-        if real in excluded:
+    for rel, named in chosen:
+        real, data = read_checked(rules, rel, named)
+        if real in excluded:  # it resolves elsewhere now than when the exclusions were made
             continue
-        rel = found_as.relative_to(base).as_posix()
-        if not _inside(real, base):
-            raise FileRefused(f"{rel!r} links outside the project folder (to {real})",
-                              hint="Files come from inside the project only.")
-        if state is not None and _inside(real, state):
-            raise FileRefused(f"{rel!r} is in ai-bridge's state dir, which is never sent")
-        try:
-            st = real.stat()
-        except OSError as exc:
-            raise FileRefused(f"{rel!r} cannot be read: {exc.strerror or exc}") from None
-        if not stat.S_ISREG(st.st_mode):
-            raise FileRefused(f"{rel!r} is not a regular file")
-        if st.st_size > max_file_bytes:
-            raise FileRefused(f"{rel!r} is {st.st_size:,} bytes; a file may have at most {max_file_bytes:,}")
-        try:
-            text = _reads_as_text(real, st.st_size)
-        except OSError as exc:
-            raise FileRefused(f"{rel!r} cannot be read: {exc.strerror or exc}") from None
-        total += st.st_size
-        files.append(ProjectFile(real, rel, st.st_size, text))
+        total += len(data)
+        if total > max_total_bytes:
+            raise FileRefused(f"the files add up to over {max_total_bytes:,} bytes; an ask sends at most "
+                              f"{max_total_bytes:,}", hint="Send fewer or smaller files.")
+        files.append(ProjectFile(real, shown_name(rel), len(data), _reads_as_text(data), data))
     if not files:
         raise FileRefused("the file patterns leave no file (every match is excluded)")
-    if len(files) > max_files:
-        raise FileRefused(f"{len(files)} files selected; an ask sends at most {max_files}",
-                          hint="Narrow the globs, or exclude files with '!pattern'.")
-    if total > max_total_bytes:
-        raise FileRefused(f"the files add up to {total:,} bytes; an ask sends at most {max_total_bytes:,}",
-                          hint="Send fewer or smaller files.")
     return tuple(files)
+
+
+async def select_files_async(root: Path, patterns: Sequence[str], *, state_dir: Path | None = None
+                             ) -> tuple[ProjectFile, ...]:
+    """`select_files` in a worker thread (the walk and the reads never hold up the server's other clients), one
+    selection at a time per process beyond `SELECTIONS`, each within its `Budget`."""
+    return await trio.to_thread.run_sync(
+        functools.partial(select_files, root, list(patterns), state_dir=state_dir), limiter=_selections(),
+        abandon_on_cancel=True)
 
 
 def _fence(content: str) -> str:
@@ -189,12 +207,12 @@ def _fence(content: str) -> str:
 def inline_block(f: ProjectFile) -> str:
     """One file as a fenced block headed by its path."""
     if not f.text:
-        raise FileRefused(f"{f.rel!r} is a binary file and cannot go into the prompt",
+        raise FileRefused(f"'{f.rel}' is a binary file and cannot go into the prompt",
                           hint="Upload it instead (attach: \"upload\", the default).")
     try:
-        content = f.path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FileRefused(f"{f.rel!r} cannot be read as UTF-8 text: {exc}") from None
+        content = f.data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileRefused(f"'{f.rel}' cannot be read as UTF-8 text: {exc}") from None
     fence = _fence(content)
     lang = _LANG.get(f.path.suffix.lower(), "")
     return f"`{f.rel}`\n{fence}{lang}\n{content.rstrip(chr(10))}\n{fence}"
@@ -249,3 +267,86 @@ def dry_run_text(report: dict[str, object]) -> str:
         lines.append("inline size: - (a binary file cannot go inline)")
     lines.append(f"estimated tokens: ~{report['estimatedTokens']:,}")
     return "\n".join(lines)
+
+
+# -- the copies the browser uploads ------------------------------------------------------------------------------------
+
+
+def _sweep(folder: Path, now: float) -> None:
+    """Remove staged copies older than `STAGING_KEEP_S` (their asks have long uploaded them)."""
+    with contextlib.suppress(OSError), os.scandir(folder) as it:
+        for e in it:
+            try:
+                born = float(e.name.split("-", 1)[0])
+            except ValueError:
+                born = 0.0
+            if now - born > STAGING_KEEP_S and e.is_dir(follow_symlinks=False):
+                shutil.rmtree(e.path, ignore_errors=True)
+
+
+def _private_folder(path: Path) -> None:
+    """Make `path` a fresh 0700 folder; a planted link or another user's folder there is refused."""
+    os.mkdir(path, 0o700)
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise FileRefused(f"{path} is not a private folder of ours")
+
+
+def _staging_root(state_dir: Path | None) -> Path:
+    if state_dir is not None:
+        root = state_dir / STAGING
+        try:
+            ensure_private_dir(root)
+            if os.access(root, os.W_OK | os.X_OK):
+                return root
+        except (OSError, StateFileError):  # a read-only state dir: the system's temp folder instead
+            pass
+    root = Path(tempfile.gettempdir()) / f"ai-bridge-{os.getuid()}-uploads"
+    ensure_private_dir(root)
+    return root
+
+
+def stage(files: Sequence[ProjectFile], state_dir: Path | None) -> tuple[str, ...]:
+    """Write each file's checked bytes to a private copy (``<state-dir>/uploads/<time>-<random>/<n>/<name>``, 0600
+    in 0700 folders, never through a link) and return the copies' paths, for the browser to upload: it uploads
+    exactly what was checked, whatever happens to the project's file meanwhile. The copy keeps the file's name (as
+    shown: escaped where it is not plain text), which the site sees."""
+    now = time.time()
+    root = _staging_root(state_dir)
+    _sweep(root, now)
+    batch = root / f"{now:.3f}-{secrets.token_hex(6)}"
+    _private_folder(batch)
+    out = []
+    for i, f in enumerate(files):
+        folder = batch / str(i)
+        _private_folder(folder)
+        name = PurePosixPath(f.rel).name.replace("\\", "_") or "file"
+        path = folder / name
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            view = memoryview(f.data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        out.append(str(path))
+    return tuple(out)
+
+
+async def stage_async(files: Sequence[ProjectFile], state_dir: Path | None) -> tuple[str, ...]:
+    if not files:
+        return ()
+    try:
+        return await trio.to_thread.run_sync(stage, list(files), state_dir)
+    except OSError as exc:
+        raise FileRefused(f"the files could not be copied for upload: {exc.strerror or exc}",
+                          hint="Check that the state dir (or the temp folder) has room and is writable.") from None
+
+
+def unstage(paths: Sequence[str]) -> None:
+    """Remove the copies of one ask (their batch folder), once the site has them."""
+    batches = {Path(p).parent.parent for p in paths}
+    for b in batches:
+        if b.parent.name == STAGING or b.parent.name.endswith(f"-{STAGING}"):  # only a batch of ours
+            shutil.rmtree(b, ignore_errors=True)

@@ -387,6 +387,13 @@ class DialogOpen(BrowserToolError):
     code = "dialog_open"
 
 
+class DownloadFailed(BrowserToolError):
+    """The downloaded file could not be saved into the download folder (the disk is full, the folder was removed or
+    is not writable)."""
+
+    code = "download_failed"
+
+
 class DownloadUnavailable(BrowserToolError):
     """A download the page starts from script is caught only in a browser ai-bridge launched: the download commands
     are browser-level, and chrome.debugger refuses those in the user's own Chrome."""

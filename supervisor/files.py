@@ -15,6 +15,8 @@ PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
 
 def ensure_private_dir(path: Path) -> None:
@@ -44,10 +46,11 @@ def writable(path: Path) -> bool:
     return os.access(path, os.W_OK | os.X_OK)
 
 
-def open_private(path: Path, flags: int) -> int:
-    """``os.open`` for a state file: never through a symlink, created 0600, and only a regular file."""
+def open_private(path: Path | str, flags: int, *, dir_fd: int | None = None) -> int:
+    """``os.open`` for a state file: never through a symlink, never blocking (a FIFO planted under a record's name
+    would hang a plain open), created 0600, and only a regular file."""
     try:
-        fd = os.open(path, flags | _NOFOLLOW | _CLOEXEC, PRIVATE_FILE)
+        fd = os.open(path, flags | _NOFOLLOW | _CLOEXEC | _NONBLOCK, PRIVATE_FILE, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise StateFileError(f"{path} is a symlink; refusing to follow it",
@@ -65,10 +68,11 @@ def open_private(path: Path, flags: int) -> int:
     return fd
 
 
-def read_private(path: Path, limit: int) -> bytes | None:
-    """The file's bytes (at most `limit`; a larger file is an error), or None when it does not exist."""
+def read_private(path: Path | str, limit: int, *, dir_fd: int | None = None) -> bytes | None:
+    """The file's bytes (at most `limit`; a larger file is an error), or None when it does not exist. A FIFO, a
+    device or a link is refused (`StateFileError`) without blocking."""
     try:
-        fd = open_private(path, os.O_RDONLY)
+        fd = open_private(path, os.O_RDONLY, dir_fd=dir_fd)
     except FileNotFoundError:
         return None
     try:
@@ -76,11 +80,46 @@ def read_private(path: Path, limit: int) -> bytes | None:
         if size > limit:
             raise StateFileError(f"{path} is {size} bytes, over the {limit}-byte limit")
         chunks: list[bytes] = []
+        total = 0
         while chunk := os.read(fd, 1 << 20):
+            total += len(chunk)
+            if total > limit:  # it grew while read
+                raise StateFileError(f"{path} is over the {limit}-byte limit")
             chunks.append(chunk)
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def open_state_folder(path: Path) -> int | None:
+    """A descriptor of a folder of the state dir (``jobs``, ``servers``) for reading records relative to it, or None
+    when there is none: a real folder of ours, never a link (a ``jobs`` link would have the CLI rename files in
+    the folder it points to). Raises `StateFileError` otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise StateDirRefused(f"{path} is not a plain folder (a symlink or a file); refusing to use it",
+                                  hint="Remove it; ai-bridge makes it again.") from exc
+        raise StateFileError(f"cannot open {path}: {exc.strerror or exc}") from exc
+    st = os.fstat(fd)
+    if not stat.S_ISDIR(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+        os.close(fd)
+        raise StateDirRefused(f"{path} is not a folder of ours; refusing to use it",
+                              hint="Remove it, or pass another --state-dir.")
+    return fd
+
+
+def set_aside(dir_fd: int, name: str) -> str | None:
+    """Rename a bad record ``<name>.bad`` within its folder (never anywhere else); the new name, or None when it is
+    gone. OSError when it cannot be moved."""
+    try:
+        os.replace(name, name + ".bad", src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+    return name + ".bad"
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -147,6 +147,7 @@ PROCESS_TESTS = (
     "test_check_judge.py::test_cli_",
     "test_fuzz.py::test_no_stdin_line_goes_unanswered_or_ends_the_server",
     "test_fuzz.py::test_an_oversized_line_is_refused_without_buffering_it",
+    "test_hostile_files.py::test_the_server_survives_hostile_names_and_arguments",
     "test_provider_overrides.py::test_an_invalid_file_stops_the_start_with_one_line_per_problem",
     "test_session_store.py::test_two_processes_share_one_state_dir_without_corruption",
     "test_session_store.py::test_kill_9_during_writes_never_leaves_a_torn_file",

@@ -27,6 +27,8 @@ from trio_websocket import ConnectionClosed, WebSocketRequest, serve_websocket
 
 PORTS = range(8766, 8776)
 EVERYTHING = {"hosts": ["*"]}
+# What issue 36's squatter wrote for the popup to show, next to its own fingerprint.
+LURE = "this server needs re-pairing. Paste the code aib1-SQUATTERSQUATTERSQUATTERSQUATTERSQUATTE into the box below"
 COMMANDS = [
     ("ext.info", {}),
     ("tabs.query", {"urlPatterns": ["<all_urls>"], "policy": EVERYTHING}),
@@ -68,7 +70,7 @@ class Squatter:
 
     def answer(self) -> dict[str, object]:
         return {"wsUrl": f"ws://127.0.0.1:{self.ws_port}", "token": self.token, "serverId": self.server_id,
-                "keyId": self.key_id, "project": "squatter", "startedAt": "2026-11-27T00:00:00.000Z",
+                "keyId": self.key_id, "project": LURE, "startedAt": "2026-11-27T00:00:00.000Z",
                 "protocolVersion": 1, "serverVersion": "0.1.0",
                 "selfTestUrl": f"http://127.0.0.1:{self.discovery_port}/selftest"}
 

@@ -30,7 +30,7 @@ from supervisor import pairing
 from .conftest import REPO
 from .e2e import DevTools, open_bridge, requires_chromium
 from .fakesites.fixture import FakeSites
-from .test_e2e_link import FAST, ask, eventually, extension_worker, linked_status
+from .test_e2e_link import FAST, ask, discovery_port, eventually, extension_worker, linked_status
 from .user_chrome import POPUP_URL
 
 OTHER_UID = 65534  # nobody
@@ -112,6 +112,17 @@ async def popup_rows(dt: DevTools) -> list[dict[str, Any]]:
     return json.loads(got["result"]["value"])  # type: ignore[no-any-return]
 
 
+async def popup_text(dt: DevTools) -> str:
+    """The text the popup shows the user (its server rows rendered)."""
+    popup = (await dt.send("Target.createTarget", {"url": POPUP_URL}))["targetId"]
+    try:
+        return str(await eventually(lambda: dt.evaluate(
+            popup, "document.readyState === 'complete' && document.getElementById('rows').children.length > 0 "
+                   "&& document.body.innerText"), 10, "the popup's rows"))
+    finally:
+        await dt.send("Target.closeTarget", {"targetId": popup})
+
+
 def row_on(rows: list[dict[str, Any]], port: int) -> dict[str, Any] | None:
     return next((r for r in rows if r.get("port") == port), None)
 
@@ -145,11 +156,17 @@ async def test_another_users_server_is_shown_never_obeyed(sites: FakeSites, tmp_
         await trio.sleep(2)  # room for anything late to arrive
         later = await b.status()
         pages = await dt.pages("https://chatgpt.com/")
+        shown = await popup_text(dt)
     stranger_row, impostor_row, hasty_row = (row_on(rows, sq.port) for sq in (stranger, impostor, hasty))
     assert stranger_row is not None and impostor_row is not None and hasty_row is not None
-    # The stranger: polled like any server, shown with its key, never connected to.
+    # None of them gets a word of its own into the popup (issue 36): no project text (their lure), no fingerprint,
+    # only "an unknown server on port N" and what the extension says of it.
+    for sq in (stranger, impostor, hasty):
+        assert f"an unknown server on port {sq.port}" in shown
+        assert row_on(rows, sq.port) == {**row_on(rows, sq.port), "unknown": True, "project": "", "key": ""}  # type: ignore[dict-item]
+    assert "re-pairing" not in shown and "aib1-" not in shown and "SQUATTER" not in shown
+    # The stranger: polled like any server, never connected to.
     assert stranger.events("ws-open") == [] and stranger.events("frame") == []
-    assert stranger_row["key"] == "-".join(stranger.key_id[i:i + 4] for i in range(0, 16, 4))
     assert "ai-bridge pair" in stranger_row["lastError"]
     # The impostor: one hello, then the extension hung up on it; none of its seven commands got an answer.
     frames = impostor.frames()
@@ -159,7 +176,7 @@ async def test_another_users_server_is_shown_never_obeyed(sites: FakeSites, tmp_
     assert "could not prove" in impostor_row["lastError"]
     # The hasty one: its first command ended the connection, unanswered.
     assert [f["type"] for f in hasty.frames()] == ["hello"], hasty.frames()
-    assert "a command frame before its welcome" in hasty_row["lastError"]
+    assert "broke the protocol before proving its pairing key" in hasty_row["lastError"]
     # Ours stayed connected throughout, on the same link; nothing opened a tab but our own ask.
     assert later["extension"]["connected"] and later["extension"]["since"] == st["extension"]["since"]
     assert len(pages) == 1
@@ -181,10 +198,11 @@ async def test_the_users_chrome_is_paired_in_the_popup(sites: FakeSites, tmp_pat
             b_key = pairing.load(b_state)
             assert b_key is not None
 
+            b_port = discovery_port(b)
+
             async def unpaired_row() -> dict[str, Any] | None:
                 rows = await popup_rows(dt)
-                return next((r for r in rows if r.get("key") == b_key.fingerprint and r["state"] == "unpaired"),
-                            None)
+                return next((r for r in rows if r.get("port") == b_port and r["state"] == "unpaired"), None)
 
             await eventually(unpaired_row, 15, "server B listed as unpaired")
             assert not (await b.status())["extension"]["connected"]

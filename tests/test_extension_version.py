@@ -17,7 +17,7 @@ import supervisor
 from .conftest import REPO
 
 EXTENSION = REPO / "extension"
-RECORDED = ("0.4.0", "c7727b02c092c1096ac77bc826300c494f25a65faffc5702b19d86d0601036ab")
+RECORDED = ("0.4.0", "016b7c44dc78f3fde6428e868ce528d999ab24885ab270a185b4f74e2dc38760")
 
 
 def extension_hash() -> str:

@@ -31,6 +31,7 @@ from supervisor.errors import (
     DevtoolsOpen,
     DialogOpen,
     ExtensionDisconnected,
+    InternalError,
     NoTarget,
     PolicyDenied,
     TabClosed,
@@ -441,6 +442,20 @@ class BrowserTools:
     # -- requests ------------------------------------------------------------------------------------------------------
 
     async def handle(self, msg: BrowserToolsRequest) -> Reply[object]:
+        """`serve`, with a failure no check foresaw contained to the call that met it (issue 36): its tool fails with
+        `internal_error` (the traceback is logged), and the actor, with every tab and call it holds, goes on. Left to
+        crash it, three such calls (each re-delivered once) would have stopped the whole tools branch."""
+        try:
+            return await self.serve(msg)
+        except BridgeError:
+            raise
+        except Exception as exc:  # trio.Cancelled is a BaseException: cancellation still goes through
+            log.exception("browser tools: %s failed on an unexpected error", tool_name(msg))
+            raise InternalError(f"{tool_name(msg)} failed on an unexpected error ({type(exc).__name__}: "
+                                f"{str(exc)[:200]}); the browser tools go on",
+                                hint="A bug: the server log has the details. Other calls are not affected.") from exc
+
+    async def serve(self, msg: BrowserToolsRequest) -> Reply[object]:
         self.policy.require(msg, tool_name(msg))  # bridge_status reads: always allowed
         if isinstance(msg, Navigate | TabNew) and msg.url:
             # A target the policy denies is refused before any browser is waited for or launched (checked again

@@ -18,6 +18,7 @@ replaces an existing file; the saved path must resolve inside the folder.
 from __future__ import annotations
 
 import base64
+import contextlib
 import mimetypes
 import os
 import re
@@ -30,11 +31,11 @@ from urllib.parse import unquote, urldefrag, urlsplit
 
 import trio
 
-from supervisor.errors import BadExtensionReply, BrowserTimeout, InvalidArgument, NavigationFailed
+from supervisor.errors import BadExtensionReply, BrowserTimeout, DownloadFailed, InvalidArgument, NavigationFailed
 
 from ..protocol.browser import CatchDownload, CaughtDownload
 from ..protocol.browser_tools import Click, Download, DownloadReport
-from ..protocol.common import JSON
+from ..protocol.common import JSON, JSONObject
 from . import interaction
 from . import page as pg
 from .page import Page
@@ -47,15 +48,23 @@ Catcher = Callable[[CatchDownload, Callable[[], Awaitable[object]]], Awaitable[C
 DIR_HINT = "Start the server with --download-dir DIR (config download_dir): the folder downloads are saved into."
 MAX_BYTES = 100 * 1024 * 1024
 SLICE_BYTES = 2 * 1024 * 1024  # base64 of a slice: 2.7 MB, within one 4 MiB frame
-NAME_MAX = 150
+NAME_MAX_BYTES = 255  # one name on ext4, btrfs, xfs, tmpfs (a longer one is ENAMETOOLONG)
+NUMBERED = " (999)"  # what free_path may add to a name
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f/\\\\:*?\"<>|\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
+                     "\ud800-\udfff]")
 
+# One hop: a redirect is not followed ('manual': the request to where it points is never sent); the server reads the
+# target from the tab's Network events, checks it against the policy, and fetches it as the next hop.
 FETCH = """async function (url) {
-  const resp = await fetch(url, { credentials: 'include', redirect: 'follow' });
+  const resp = await fetch(url, { credentials: 'include', redirect: 'manual' });
+  if (resp.type === 'opaqueredirect') return { redirect: true, url: resp.url };
   const blob = await resp.blob();
   globalThis.__aibDownload = blob;
   return { ok: resp.ok, status: resp.status, url: resp.url, type: blob.type, size: blob.size,
            disposition: resp.headers.get('content-disposition') || '' };
 }"""
+MAX_REDIRECTS = 10
+REDIRECT_EVENT_S = 5.0  # how long the redirect's Network event may trail the fetch's reply
 SLICE = """async function (start, end) {
   const blob = globalThis.__aibDownload;
   if (!blob) return null;
@@ -86,9 +95,23 @@ def file_name(disposition: str, url: str) -> str:
 
 
 def plain_name(raw: str) -> str:
-    """`raw` as one plain file name: its last path part, no control or reserved characters, else 'download'."""
-    name = re.sub(r"[\x00-\x1f\x7f/\\:*?\"<>|]", "_", raw.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]).strip(" .")
-    return name[:NAME_MAX] or "download"
+    """`raw` as one plain file name: its last path part; control characters (C0, DEL, C1), bidi controls (a
+    right-to-left override makes ``invoice\u202efdp.exe`` show as ``invoiceexe.pdf``), separators and reserved
+    characters replaced by ``_``; cut to the file system's limit in UTF-8 bytes, keeping the extension; else
+    'download'."""
+    name = _UNSAFE.sub("_", raw.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]).strip(" .")
+    return cut_name(name, NAME_MAX_BYTES - len(NUMBERED.encode())).strip(" .") or "download"
+
+
+def cut_name(name: str, limit: int) -> str:
+    """`name` in at most `limit` UTF-8 bytes, cut between characters, its extension (a short one) kept."""
+    if len(name.encode()) <= limit:
+        return name
+    stem, dot, suffix = name.rpartition(".")
+    if not dot or not stem or len(suffix.encode()) > 16:
+        stem, dot, suffix = name, "", ""
+    room = limit - len((dot + suffix).encode())
+    return stem.encode()[:room].decode("utf-8", "ignore") + dot + suffix
 
 
 def free_path(base: Path, name: str) -> Path:
@@ -101,8 +124,21 @@ def free_path(base: Path, name: str) -> Path:
 
 
 def _write(path: Path, data: bytes) -> None:
-    with open(path, "xb") as out:  # never over a file that is there
-        out.write(data)
+    def failed(exc: OSError) -> DownloadFailed:
+        return DownloadFailed(f"the file could not be saved as {path.name!r}: {exc.strerror or exc}",
+                              hint="Check the download folder (space, permissions).")
+
+    try:
+        out = open(path, "xb")  # never over a file that is there
+    except OSError as exc:
+        raise failed(exc) from None
+    try:
+        with out:
+            out.write(data)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            path.unlink()  # ours, and partial: no download
+        raise failed(exc) from None
 
 
 async def _call(page: Page, function: str, *args: JSON, timeout_s: float) -> JSON:
@@ -140,9 +176,7 @@ async def download(page: Page, msg: Download, catcher: Catcher) -> DownloadRepor
             return await _by_click(page, msg, base, catcher)
         url = href
     page.policy.check_url(url, "the download URL")
-    meta = await _call(page, FETCH, url, timeout_s=msg.timeout_s)
-    if not isinstance(meta, dict):
-        raise BadExtensionReply(f"download: an unexpected reply {str(meta)[:200]}")
+    meta = await _fetch(page, url, msg.timeout_s)
     final = pg.text(meta, "url") or url
     page.policy.check_url(final, "the download's final URL (after redirects)")
     status = pg.integer(meta, "status")
@@ -165,6 +199,48 @@ async def download(page: Page, msg: Download, catcher: Catcher) -> DownloadRepor
     await trio.to_thread.run_sync(_write, target, b"".join(parts))
     blob_type = meta.get("type")
     return _report(page, final, target, blob_type.split(";")[0] if isinstance(blob_type, str) else None)
+
+
+async def _fetch(page: Page, url: str, timeout_s: float) -> JSONObject:
+    """Fetch `url` in the page, one redirect at a time: each hop's target is checked against the policy before it is
+    requested, so a download never reaches a denied host, not even by a redirect (issue 36)."""
+    for _ in range(MAX_REDIRECTS + 1):
+        seq = page.tab.redirect_seq
+        meta = await _call(page, FETCH, url, timeout_s=timeout_s)
+        if not isinstance(meta, dict):
+            raise BadExtensionReply(f"download: an unexpected reply {str(meta)[:200]}")
+        if meta.get("redirect") is not True:
+            return meta
+        target = await _redirect_target(page, url, seq)
+        if target is None:
+            raise NavigationFailed(f"{url[:300]} redirects, and where to could not be seen, so it was not followed",
+                                   hint="Download the URL it redirects to instead.")
+        page.policy.check_url(target, f"a redirect of the download (from {url[:200]})")
+        url = target
+    raise NavigationFailed(f"the download redirected more than {MAX_REDIRECTS} times; stopped at {url[:300]}")
+
+
+async def _redirect_target(page: Page, url: str, since: int) -> str | None:
+    """Where the fetch of `url` (begun after redirect number `since`) was sent, from the tab's Network events."""
+    with trio.move_on_after(REDIRECT_EVENT_S):
+        while True:
+            for seq, source, target, kind in page.tab.redirects:
+                if seq > since and kind == "Fetch" and _same(source, url):
+                    return target
+            await page.tab.changed.wait()
+    return None
+
+
+def _same(a: str, b: str) -> bool:
+    """The same request URL as Chrome writes it (host case, an empty path, the fragment aside)."""
+    def key(u: str) -> tuple[str, str, str, str]:
+        p = urlsplit(urldefrag(u)[0])
+        return p.scheme.lower(), p.netloc.lower(), p.path or "/", p.query
+
+    try:
+        return key(a) == key(b)
+    except ValueError:
+        return False
 
 
 def _report(page: Page, source_url: str, saved: Path, mime: str | None) -> DownloadReport:
@@ -220,5 +296,8 @@ def _keep(staging: Path, got: CaughtDownload, base: Path) -> Path:
             os.link(source, target)  # fails on a file that is there, unlike a rename
         except FileExistsError:
             continue
+        except OSError as exc:
+            raise DownloadFailed(f"the file could not be saved as {target.name!r}: {exc.strerror or exc}",
+                                 hint="Check the download folder (space, permissions).") from None
         return target
     raise InvalidArgument(f"the download folder keeps taking the name {name!r}")

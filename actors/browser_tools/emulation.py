@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import attrs
 
+from supervisor.errors import InvalidArgument
+
 from ..protocol.browser_tools import Emulate, EmulateReport, Emulation, NetworkPreset, Resize, Viewport
 from ..protocol.common import JSON, JSONObject
 from .page import Page
+
+MAX_DEVICE_SIDE = 8192  # device px each way, as screenshots (reading.MAX_SHOT_SIDE)
 
 # DevTools' presets: latency ms, download / upload bytes per second (-1: no limit).
 NETWORK: dict[NetworkPreset, JSONObject] = {
@@ -24,6 +28,16 @@ NETWORK: dict[NetworkPreset, JSONObject] = {
     NetworkPreset.SLOW_4G: {"offline": False, "latency": 150, "downloadThroughput": 9 * 1024 * 1024 / 8 * 0.9,
                             "uploadThroughput": 9 * 1024 * 1024 / 8 * 0.9},
 }
+
+
+def check_viewport(v: Viewport) -> None:
+    """A viewport within MAX_DEVICE_SIDE device pixels each way (CSS px times the scale; a scale of 0 is the browser's
+    own, taken as 1): a 10,000 x 10,000 viewport at scale 10 made the next screenshot abort the whole browser."""
+    scale = v.device_scale_factor or 1.0
+    if v.width * scale > MAX_DEVICE_SIDE or v.height * scale > MAX_DEVICE_SIDE:
+        raise InvalidArgument(f"a {v.width} x {v.height} viewport at scale {scale:g} is "
+                              f"{v.width * scale:,.0f} x {v.height * scale:,.0f} device pixels; at most "
+                              f"{MAX_DEVICE_SIDE} each way", hint="Use a smaller viewport or device_scale_factor.")
 
 
 def _metrics(v: Viewport) -> JSONObject:
@@ -63,6 +77,8 @@ async def emulate(page: Page, msg: Emulate) -> EmulateReport:
         color_scheme=msg.color_scheme if msg.color_scheme is not None else base.color_scheme,
         network=msg.network if msg.network is not None else base.network,
         cpu_throttling=msg.cpu_throttling if msg.cpu_throttling is not None else base.cpu_throttling)
+    if new.viewport is not None:
+        check_viewport(new.viewport)
     if new.network is NetworkPreset.NONE:
         new = attrs.evolve(new, network=None)
     if new.cpu_throttling == 1:
@@ -75,6 +91,7 @@ async def resize(page: Page, msg: Resize) -> EmulateReport:
     old = page.tab.emulation
     v = old.viewport
     viewport = Viewport(msg.width, msg.height, v.device_scale_factor if v else 0, v.mobile if v else False)
+    check_viewport(viewport)
     new = attrs.evolve(old, viewport=viewport)
     await _apply(page, old, new)
     return EmulateReport(page.tab.tab_id, page.tab.url, new)

@@ -178,12 +178,18 @@ def image_size(data_b64: str, fmt: ImageFormat) -> tuple[int, int]:
     return 0, 0
 
 
-def _capped(clip: JSONObject) -> tuple[JSONObject, bool]:
-    """A capture rectangle within MAX_SHOT_SIDE CSS px each way (Chromium aborts the whole browser on a capture some
-    65,000 px wide); whether it was cut."""
+def _capped(clip: JSONObject, scale: float = 1.0) -> tuple[JSONObject, bool]:
+    """A capture rectangle within MAX_SHOT_SIDE device px each way at the emulated device `scale` (Chromium aborts
+    the whole browser on a capture some 65,000 px wide); whether it was cut."""
+    side = MAX_SHOT_SIDE / max(1.0, scale)
     width, height = float(str(clip["width"])), float(str(clip["height"]))
-    cut = width > MAX_SHOT_SIDE or height > MAX_SHOT_SIDE
-    return {**clip, "width": max(1.0, min(width, MAX_SHOT_SIDE)), "height": max(1.0, min(height, MAX_SHOT_SIDE))}, cut
+    cut = width > side or height > side
+    return {**clip, "width": max(1.0, min(width, side)), "height": max(1.0, min(height, side))}, cut
+
+
+def _scale(page: Page) -> float:
+    v = page.tab.emulation.viewport
+    return v.device_scale_factor if v is not None and v.device_scale_factor else 1.0
 
 
 async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
@@ -204,7 +210,8 @@ async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
         metrics = (await page.cdp.batch([front, ("Page.getLayoutMetrics", {})], timeout_s=10))[1]
         size = pg.obj(metrics.get("cssContentSize") or metrics.get("contentSize"), "contentSize")
         width, full_height = pg.num(size, "width"), pg.num(size, "height")
-        clip, truncated = _capped({"x": 0, "y": 0, "width": width, "height": full_height, "scale": 1})
+        clip, truncated = _capped({"x": 0, "y": 0, "width": width, "height": full_height, "scale": 1},
+                                  _scale(page))
         capture = ("Page.captureScreenshot", {**fmt, "clip": clip, "captureBeyondViewport": True})
     else:
         assert msg.target is not None
@@ -215,7 +222,7 @@ async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
         got = await page.op_until("rect", {"target": msg.target.as_json()}, msg.timeout_s)
         element = pg.opt_brief(got.get("element"))
         clip, truncated = _capped({"x": pg.num(got, "x"), "y": pg.num(got, "y"), "width": pg.num(got, "width"),
-                                   "height": pg.num(got, "height"), "scale": 1})
+                                   "height": pg.num(got, "height"), "scale": 1}, _scale(page))
         capture = ("Page.captureScreenshot", {**fmt, "clip": clip})
     await page.op("mask")
     warning: str | None = None

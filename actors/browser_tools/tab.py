@@ -24,6 +24,7 @@ import trio
 from ..protocol.browser_tools import ConsoleEntry, DialogInfo, DialogType, Emulation, NetworkEntry, TabOwner
 from ..protocol.common import JSON, JSONObject
 from ..protocol.relay import TabEvent, TabEventKind
+from . import redact
 
 log = logging.getLogger("ai_bridge.browser_tools")
 
@@ -38,11 +39,9 @@ FIELD_MAX = 200  # method, resource type, status text, MIME type
 ERROR_MAX = 500
 HEADERS_MAX = 64  # headers kept per request and per response
 HEADER_MAX = 1000  # characters of a header's value
-# Headers that carry credentials: their values are replaced by REDACTED unless the user allowed them
-# (network_secrets). Cookies travel in Cookie / Set-Cookie; tokens in the others.
-SECRET_HEADERS = frozenset({"cookie", "set-cookie", "authorization", "proxy-authorization", "x-api-key",
-                            "x-auth-token", "x-csrf-token", "x-xsrf-token", "x-amz-security-token"})
-REDACTED = "[redacted]"
+# Credentials (headers and query parameters, by their names: redact.py) are replaced by REDACTED unless the user
+# allowed them (network_secrets).
+REDACTED = redact.REDACTED
 
 
 def cap(text: str, limit: int) -> str:
@@ -97,8 +96,8 @@ def headers_of(obj: JSONObject, secrets: bool) -> tuple[tuple[str, str], ...]:
     out: list[tuple[str, str]] = []
     for name, value in list(obj.items())[:HEADERS_MAX]:
         text = value if isinstance(value, str) else str(value)
-        if name.lower() in SECRET_HEADERS and not secrets:
-            text = REDACTED
+        if not secrets:
+            text = redact.header(name, text)
         out.append((cap(name, FIELD_MAX), cap(text, HEADER_MAX)))
     return tuple(out)
 
@@ -182,7 +181,8 @@ class NetworkBuffer:
                 self._new(f"{rid}#{req.entry_id}", req)
             wall = _n(p, "wallTime")
             self._new(rid, _Request(self.next_id, (wall or time.time()) * 1000, _n(p, "timestamp") or 0.0,
-                                    cap(_s(request, "method"), FIELD_MAX) or "GET", cap(url, URL_MAX),
+                                    cap(_s(request, "method"), FIELD_MAX) or "GET",
+                                    cap(url if self.secrets else redact.url(url), URL_MAX),
                                     cap(_s(p, "type"), FIELD_MAX), request_id=rid,
                                     request_headers=headers_of(_o(request, "headers"), self.secrets)))
             self.next_id += 1
@@ -272,6 +272,12 @@ class ToolTab:
     dcl: bool = False
     load: bool = False
     blocked: list[str] = attrs.field(factory=list)  # navigations the extension blocked by policy, newest last
+    # Redirects the tab's requests met, newest last: (seq, from, to, resource type), as Chrome reports them before the
+    # new request would go out (a download fetched with redirect 'manual' checks each hop: downloads.py). In memory
+    # only, never shown (their URLs are not redacted).
+    redirects: collections.deque[tuple[int, str, str, str]] = attrs.field(
+        factory=lambda: collections.deque(maxlen=32))
+    redirect_seq: int = 0
     changed: trio.Event = attrs.field(factory=trio.Event)
 
     def reset(self) -> None:
@@ -384,8 +390,14 @@ class ToolTab:
             if self.console is not None:
                 self._console(method, p, received)
         elif method in NETWORK_EVENTS:
+            redirect = _o(p, "redirectResponse") if method == "Network.requestWillBeSent" else {}
+            if redirect:
+                self.redirect_seq += 1
+                self.redirects.append((self.redirect_seq, _s(redirect, "url")[:URL_MAX * 4],
+                                       _s(_o(p, "request"), "url")[:URL_MAX * 4], _s(p, "type")[:FIELD_MAX]))
             if self.network is not None:
                 self.network.on_event(method, p)
+            if redirect or self.network is not None:
                 self.notify()
 
     def _console(self, method: str, p: JSONObject, received: float) -> None:

@@ -30,6 +30,7 @@ import supervisor
 from supervisor.config import Config
 from supervisor.errors import BridgeError, InternalError
 from supervisor.otp import ActorContext, ActorSystem, Message
+from supervisor.safetext import encodable
 
 from . import schema_cache
 from .deps import FrontDeps, ToolCall
@@ -342,7 +343,7 @@ def _progress_sender(session: Any, types: Any, token: str | int) -> ProgressSend
     """2025-11-25: a task's progress goes on the original call's progress token, tagged with the task."""
 
     async def send(task_id: str, step: int, message: str) -> None:
-        params = types.ProgressNotificationParams(progress_token=token, progress=step, message=message,
+        params = types.ProgressNotificationParams(progress_token=token, progress=step, message=encodable(message),
                                                   _meta={RELATED_TASK: {"taskId": task_id}})
         await session.send_notification(types.ProgressNotification(params=params))
 

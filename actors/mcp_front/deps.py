@@ -17,6 +17,7 @@ import attrs
 import supervisor
 from supervisor.config import Config
 from supervisor.otp import ActorContext, ActorSystem, Message
+from supervisor.safetext import encodable
 
 
 @attrs.define(eq=False)
@@ -34,7 +35,7 @@ class ToolCall:
         """Send a progress notification (a no-op when the client asked for none). False once the client is gone."""
         self.step += 1
         try:
-            await self.sdk_context.session.report_progress(self.step, None, message)
+            await self.sdk_context.session.report_progress(self.step, None, encodable(message))
         except Exception:  # the client went away; the call itself will notice
             return False
         return True

@@ -33,6 +33,7 @@ log = logging.getLogger("ai_bridge.mcp_front")
 MAX_LINE = 8 * 1024 * 1024  # bytes in one JSON-RPC line; questions are capped far below this
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
 EOF_GRACE_S = 0.5  # long calls (asks) are not waited for: the client that closed stdin has gone
 
 
@@ -132,10 +133,29 @@ def check_message(line: str) -> tuple[object, int, str] | dict[str, Any]:
             return rid, INVALID_REQUEST, "Invalid Request: method must be a string"
         if "params" in msg and not isinstance(msg["params"], dict):
             return rid, INVALID_REQUEST, "Invalid Request: params must be an object"
+        if "\\ud" in line.lower() and _has_lone_surrogate(msg):
+            # JSON lets "\udcff" through, Unicode does not: the SDK's parser drops such a request unanswered.
+            return rid, INVALID_PARAMS, "Invalid params: a string holds a lone surrogate (an escape such as \\udcff " \
+                "that is no Unicode character)"
         return msg
     if "id" in msg and ("result" in msg or "error" in msg):
         return msg  # a response to one of our requests
     return rid, INVALID_REQUEST, "Invalid Request: neither a request, a notification nor a response"
+
+
+def _has_lone_surrogate(msg: object) -> bool:
+    stack = [msg]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if any("\ud800" <= c <= "\udfff" for c in v):
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
 
 
 class StdinLines:

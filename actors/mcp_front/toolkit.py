@@ -54,6 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from supervisor.errors import ErrorInfo, InvalidArgument
+from supervisor.safetext import encodable
 
 if TYPE_CHECKING:
     from ..protocol.jobs import JobView
@@ -198,8 +199,10 @@ class Annotations:
 class Result:
     """What a tool returns: text for the agent, the structured form (matching the output schema), images."""
 
-    text: str
-    structured: dict[str, Any] | None = None
+    # Page text and file names can hold lone surrogates (a JSON "\\udcff", a name that is not UTF-8): escaped
+    # here, since a reply that does not encode as UTF-8 would close the client's connection.
+    text: str = attrs.field(converter=encodable)
+    structured: dict[str, Any] | None = attrs.field(default=None, converter=encodable)
     images: tuple[str, ...] = ()  # base64 images, of type image_mime
     is_error: bool = False
     image_mime: str = "image/png"

@@ -21,6 +21,7 @@ import errno
 import logging
 import math
 import secrets
+import socket
 import time
 import uuid
 from collections import deque
@@ -29,7 +30,7 @@ from typing import assert_never
 
 import attrs
 import trio
-from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, serve_websocket
+from trio_websocket import ConnectionClosed, WebSocketConnection, WebSocketRequest, WebSocketServer
 
 import supervisor
 from supervisor import pairing
@@ -48,6 +49,7 @@ from supervisor.files import ensure_private_dir
 from supervisor.otp import ActorContext, Envelope, Reply
 from supervisor.pairing import PairingKey
 from supervisor.peercred import same_user
+from supervisor.peergate import GatedListener, RefusalLog
 
 from ..protocol.common import JSONObject
 from ..protocol.relay import (
@@ -73,6 +75,9 @@ log = logging.getLogger("ai_bridge.relay")
 security = logging.getLogger("ai_bridge.security")
 
 HELLO_TIMEOUT_S = 5.0
+HANDSHAKE_S = 5.0  # the WebSocket upgrade request must arrive within this (trio-websocket's default is 60 s)
+MAX_PER_PEER = 16  # connections one user's processes may hold at once (the extension holds one)
+DETAIL_LINES = 20  # refusals logged one by one per interval; the rest are counted
 DEAD_AFTER_S = 45.0  # nothing heard for this long: the link is dead
 SEND_TIMEOUT_S = 10.0  # a frame the peer does not take within this is a dead link (it stopped reading)
 # The transport takes frames up to this size; one over SHARED.max_frame_bytes is then dropped with a log line instead
@@ -127,6 +132,7 @@ class Relay:
         self.wake_expiry = trio.Event()
         self.last_drop: LinkDrop | None = None
         self.detaches: deque[TabDetach] = deque(maxlen=10)
+        self.refusals = RefusalLog("relay", burst=DETAIL_LINES)  # a flood is a line per interval, not per attempt
 
     # -- the WebSocket side -----------------------------------------------------------------------------------------
 
@@ -146,13 +152,16 @@ class Relay:
             return
         if not isinstance(remote, str) and not isinstance(local, str) and not same_user(
                 (str(remote.address), remote.port), (str(local.address), local.port)):
-            security.warning("relay: refused a WebSocket from another user's process (port %s)", remote.port)
+            # The gate refuses these at accept (supervisor/peergate.py); kept as a second check.
+            self.refusals.note("WebSockets from other users' processes",
+                               f"refused a WebSocket from another user's process (port {remote.port})")
             await request.reject(403, body=b"forbidden\n")
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in request.headers}
         origin = headers.get("origin")
         if origin != self.origin:
-            security.warning("relay: refused WebSocket upgrade from Origin %r", origin[:200] if origin else origin)
+            self.refusals.note("WebSocket upgrades from another Origin",
+                               f"refused WebSocket upgrade from Origin {origin[:200] if origin else origin!r}")
             await request.reject(403, body=b"forbidden origin\n")
             return
         ws = await request.accept()
@@ -168,13 +177,16 @@ class Relay:
         with trio.move_on_after(HELLO_TIMEOUT_S):
             got = wire.check_hello(await ws.get_message(), token=self.token)
             if isinstance(got, wire.Refusal):
-                (security.warning if got.security else log.warning)("relay: %s", got.log or f"hello refused: "
-                                                                    f"{got.reason}")
+                what = got.log or f"hello refused: {got.reason}"
+                if got.security:
+                    self.refusals.note(f"hellos ({got.reason[:60]})", what)
+                else:
+                    log.warning("relay: %s", what)
                 with trio.move_on_after(1):
                     await ws.aclose(got.code, got.reason)
                 return None
             return got
-        security.warning("relay: no hello within %.0f s", HELLO_TIMEOUT_S)
+        self.refusals.note("connections without a hello", f"no hello within {HELLO_TIMEOUT_S:.0f} s")
         with trio.move_on_after(1):
             await ws.aclose(SHARED.close.hello_timeout, "no hello in time")
         return None
@@ -439,21 +451,29 @@ async def run(
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     relay = Relay(extension_origin=extension_origin, allow_faults=allow_faults, key=await _pairing_key(state_dir))
+    sock = trio.socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a pinned port again right after a restart
+    try:
+        # Port 0: any free one (discovery tells the extension which). A pinned one (--relay-port) is for an SSH
+        # forward, whose two ends must be the same number: the extension connects to the URL discovery gives.
+        await sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno not in (errno.EADDRINUSE, errno.EACCES):
+            raise
+        raise PortsInUse(f"relay: port {port} is in use ({exc.strerror})",
+                         hint="Stop what holds it (another ai-bridge with the same --relay-port?), or pin "
+                         "another port with --relay-port and forward that one.") from exc
+    sock.listen(64)
+    # Other users' processes are refused at accept, before the handshake is read; a handshake must end within
+    # HANDSHAKE_S (a half-open connection is closed), and one user holds at most MAX_PER_PEER connections.
+    listener = GatedListener(sock, relay.refusals, max_per_peer=MAX_PER_PEER)
     async with trio.open_nursery() as nursery:
-        try:
-            # Port 0: any free one (discovery tells the extension which). A pinned one (--relay-port) is for an SSH
-            # forward, whose two ends must be the same number: the extension connects to the URL discovery gives.
-            server = await nursery.start(
-                lambda task_status: serve_websocket(
-                    relay.handle_request, "127.0.0.1", port, None, handler_nursery=nursery,
-                    max_message_size=TRANSPORT_MAX_BYTES, task_status=task_status))
-        except OSError as exc:
-            if exc.errno not in (errno.EADDRINUSE, errno.EACCES):
-                raise
-            raise PortsInUse(f"relay: port {port} is in use ({exc.strerror})",
-                             hint="Stop what holds it (another ai-bridge with the same --relay-port?), or pin "
-                             "another port with --relay-port and forward that one.") from exc
-        relay.port = server.port
+        nursery.start_soon(relay.refusals.run)
+        server = WebSocketServer(relay.handle_request, [listener], handler_nursery=nursery,  # type: ignore[list-item]
+                                 max_message_size=TRANSPORT_MAX_BYTES, connect_timeout=HANDSHAKE_S)
+        await nursery.start(server.run)
+        relay.port = listener.port
         nursery.start_soon(relay.expire)
         log.info("relay listening on ws://127.0.0.1:%d", relay.port)
         task_status.started()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import uuid
 from pathlib import Path
@@ -24,6 +23,7 @@ from actors.protocol.provider import (
 from .. import attachments
 from ..config import Config
 from ..errors import BridgeError, InvalidArgument
+from ..safetext import for_terminal, printable, printable_json
 from . import open_bridge
 
 # ChatGPT's Deep Research report lives in a sandboxed frame ai-bridge cannot read yet (docs/install.md).
@@ -33,8 +33,8 @@ TOOLS = {ProviderName.CHATGPT: ("web search",),
 
 @attrs.frozen
 class AskExtras:
-    """`--file` patterns, `--attach`, `--dry-run`, and `--model` / `--effort` / `--tool` (each ``NAME`` for every
-    provider asked, or ``SITE:NAME`` for one)."""
+    """`--file` patterns, `--attach`, `--dry-run`, `--model` / `--effort` / `--tool` (each ``NAME`` for every
+    provider asked, or ``SITE:NAME`` for one) and `--raw`."""
 
     files: tuple[str, ...] = ()
     attach: str = "upload"
@@ -42,6 +42,7 @@ class AskExtras:
     models: tuple[str, ...] = ()
     efforts: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
+    raw: bool = False  # print answers as the page gave them (else control characters are shown escaped)
 
 
 def choices_of(extras: AskExtras, providers: list[ProviderName]) -> tuple[tuple[ProviderName, Choice], ...]:
@@ -83,7 +84,7 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
         return 2
     question = question.strip()
     try:  # the files are checked (and a dry run answered) before any browser is involved
-        files = attachments.select_files(Path.cwd(), extras.files, state_dir=config.state_dir) \
+        files = await attachments.select_files_async(Path.cwd(), extras.files, state_dir=config.state_dir) \
             if extras.files else ()
         providers = list(ProviderName) if provider == "both" else [ProviderName(provider)]
         choices = choices_of(extras, providers)
@@ -91,16 +92,16 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
             report = attachments.dry_run(question, files, extras.attach)
             if choices:
                 report["choices"] = {p.value: c.as_json() for p, c in choices}
-            print(json.dumps({"dryRun": report}, indent=2, ensure_ascii=False) if as_json
-                  else attachments.dry_run_text(report))
+            print(printable_json({"dryRun": report}, raw=extras.raw) if as_json
+                  else printable(attachments.dry_run_text(report), raw=extras.raw))
             return 0
         uploads: tuple[str, ...] = ()
         if files and extras.attach == "inline":
             question = attachments.inline_prompt(question, files)
-        else:
-            uploads = tuple(str(f.path) for f in files)
+        elif files:  # the browser uploads copies of the bytes that were checked
+            uploads = await attachments.stage_async(files, config.state_dir)
     except BridgeError as exc:
-        print(f"ai-bridge ask: [{exc.code}] {exc}", file=sys.stderr)
+        print(for_terminal(f"ai-bridge ask: [{exc.code}] {exc}"), file=sys.stderr)
         return 2
     project = config.project or Path.cwd().name
     wait_s = timeout_s if timeout_s is not None else default_timeout_s(
@@ -129,10 +130,20 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
             except BridgeError as exc:
                 results[p] = exc
 
-        async with trio.open_nursery() as asks:
-            for p in providers:
-                asks.start_soon(one, p)
+        try:
+            async with trio.open_nursery() as asks:
+                for p in providers:
+                    asks.start_soon(one, p)
+        finally:
+            attachments.unstage(uploads)
 
+    return print_results(providers, results, as_json, raw=extras.raw)
+
+
+def print_results(providers: list[ProviderName], results: dict[ProviderName, AskResult | BridgeError],
+                  as_json: bool, *, raw: bool = False) -> int:
+    """The answers on stdout, the errors on stderr; what came from a page through `printable` (shown, not obeyed
+    by the terminal) unless `raw`. Exit 1 when every provider failed."""
     failed = 0
     out: dict[str, object] = {}
     for p in providers:
@@ -140,12 +151,12 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
         if isinstance(r, BridgeError):
             failed += 1
             out[p.value] = {"error": r.as_dict()}
-            print(f"ai-bridge: {p.value} failed: [{r.code}] {r}", file=sys.stderr)
+            print(for_terminal(f"ai-bridge: {p.value} failed: [{r.code}] {r}"), file=sys.stderr)  # page text
         else:
             out[p.value] = {"answer": r.answer, "url": r.url, "timings": r.timings.as_json(), "retries": r.retries,
                             "model": r.model, **({"chosen": r.chosen.as_json()} if r.chosen else {})}
     if as_json:
-        print(json.dumps(out, indent=2, ensure_ascii=False))
+        print(printable_json(out, raw=raw))
     else:
         for p in providers:
             r = results[p]
@@ -153,6 +164,6 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
                 continue
             if len(providers) > 1:
                 print(f"## {p.value}\n")
-            print(r.answer + ("\n" if len(providers) > 1 else ""))
+            print(printable(r.answer, raw=raw) + ("\n" if len(providers) > 1 else ""))
     sys.stdout.flush()
     return 1 if failed == len(providers) else 0

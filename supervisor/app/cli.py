@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import logging
 import os
 import sys
@@ -13,6 +14,8 @@ from .. import __version__
 from ..constants import SHARED
 
 PORT_RANGE = f"{SHARED.discovery_ports.start}-{SHARED.discovery_ports.stop - 1}"
+RAW_HELP = ("print the answers as the page gave them, control characters included, for piping (by default escape "
+            "sequences and other control characters are shown escaped, so a page cannot write to your terminal)")
 
 DESCRIPTION = """\
 ai-bridge lets coding agents (Claude Code, Codex, Cursor, ...) ask ChatGPT and Gemini through their web UIs in
@@ -123,6 +126,7 @@ def parser() -> argparse.ArgumentParser:
     a.add_argument("--timeout", type=_seconds, help="seconds the whole ask may take, retries included (default: the "
                    "response_timeout_s setting, 480)")
     a.add_argument("--json", action="store_true", help="print the structured result as JSON")
+    a.add_argument("--raw", action="store_true", help=RAW_HELP)
     a.add_argument("--file", action="append", default=[], dest="files", metavar="PATTERN",
                    help="a project file to send with the question: a path or glob relative to the working directory "
                    "('src/**/*.py'); a pattern starting with ! excludes ('!src/gen/**'); repeatable")
@@ -233,6 +237,7 @@ def parser() -> argparse.ArgumentParser:
     j.add_argument("--jobs-keep-days", type=float, metavar="DAYS", help="list the jobs of this many days (default "
                    "the jobs_keep_days setting, 7)")
     j.add_argument("--json", action="store_true", help="print JSON")
+    j.add_argument("--raw", action="store_true", help=RAW_HELP)
     j.add_argument("action", nargs="?", choices=["list", "get"], default="list",
                    help="list (the default) the jobs, or get one job's answer, error or partial answer")
     j.add_argument("job_id", nargs="?", metavar="JOB_ID", help="with get: the job")
@@ -320,6 +325,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"ai-bridge: {line}", file=sys.stderr)
         return 2
 
+    if args.command in ("jobs", "ask", "console") and isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="backslashreplace")  # text from pages and records: a lone surrogate is no crash
     if args.command == "console":  # a client: no logging set-up, no log file of its own
         from .console_client import console_main
 
@@ -335,8 +342,8 @@ def main(argv: list[str] | None = None) -> int:
             if not args.job_id:
                 print("ai-bridge jobs get: name the job: ai-bridge jobs get JOB_ID", file=sys.stderr)
                 return 2
-            return jobs_cli.get_main(config.state_dir, args.job_id, args.wait or 0.0, args.json)
-        return jobs_cli.list_main(config.state_dir, config.jobs_keep_days, args.json)
+            return jobs_cli.get_main(config.state_dir, args.job_id, args.wait or 0.0, args.json, raw=args.raw)
+        return jobs_cli.list_main(config.state_dir, config.jobs_keep_days, args.json, raw=args.raw)
 
     import trio
 
@@ -405,7 +412,8 @@ def main(argv: list[str] | None = None) -> int:
         question = sys.stdin.read() if args.question == "-" else args.question
         # --mode (before issue 34, Gemini's model) is --model gemini:NAME
         models = (*args.models, *(f"gemini:{m}" for m in args.modes))
-        extras = AskExtras(tuple(args.files), args.attach, args.dry_run, models, tuple(args.efforts), tuple(args.tools))
+        extras = AskExtras(tuple(args.files), args.attach, args.dry_run, models, tuple(args.efforts), tuple(args.tools),
+                           args.raw)
         return trio.run(ask_main, config, question, args.provider, args.new_chat, args.timeout, args.json, extras)
     raise AssertionError(args.command)
 

@@ -12,6 +12,7 @@ import ast
 import code
 import contextlib
 import json
+import logging
 import os
 import signal
 import socket
@@ -19,9 +20,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from ..errors import StateFileError
-from ..files import ensure_private_dir, open_private
+from ..files import ensure_private_dir, open_private, open_state_folder, read_private, set_aside
 from ..paths import server_records
+from ..safetext import for_terminal, shown_name
+
+log = logging.getLogger("ai_bridge.console")
 
 HISTORY_FILE = "console_history"
 HISTORY_LENGTH = 2000
@@ -29,6 +35,42 @@ HISTORY_LENGTH = 2000
 
 class ConsoleError(Exception):
     """Printed as one line, exit 2."""
+
+
+PID_MAX = 4_194_304  # Linux's highest possible pid
+MAX_RECORD_BYTES = 64 * 1024
+
+
+@attrs.frozen
+class ServerRecord:
+    """A server's registration (``<state-dir>/servers/<pid>.json``, actors/console.py), every field checked."""
+
+    pid: int
+    socket: Path
+    project: str
+    started_at: str
+
+    def describe(self) -> str:
+        return f"pid {self.pid} (project {self.project}, since {self.started_at})"
+
+
+def parse_record(raw: bytes) -> ServerRecord:
+    """A server record, or ValueError: records are data another process left, never trusted (issue 36)."""
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    if not isinstance(data, dict):
+        raise ValueError("not an object")
+    pid, sock = data.get("pid"), data.get("socket")
+    if isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid <= PID_MAX:
+        raise ValueError("pid is not a process id")
+    if not isinstance(sock, str) or not sock.startswith("/") or not 0 < len(sock) <= 4096 or "\x00" in sock:
+        raise ValueError("socket is not an absolute path")
+    project, started = data.get("project", ""), data.get("startedAt", "")
+    if not isinstance(project, str) or not isinstance(started, str) or len(project) > 1024 or len(started) > 64:
+        raise ValueError("project or startedAt is not a short string")
+    return ServerRecord(pid, Path(sock), shown_name(project), shown_name(started))
 
 
 def _alive(pid: int) -> bool:
@@ -41,20 +83,37 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def running_servers(state_dir: Path) -> list[dict[str, Any]]:
-    """Registered servers of this state dir whose process is alive; records of dead ones are removed."""
-    out = []
-    for path in sorted(server_records(state_dir).glob("*.json")):
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-            pid = int(record["pid"])
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        if _alive(pid):
-            out.append(record)
-        else:
-            with contextlib.suppress(OSError):
-                path.unlink()  # left by a server that was killed
+def running_servers(state_dir: Path) -> list[ServerRecord]:
+    """Registered servers of this state dir whose process is alive; records of dead ones are removed, bad ones set
+    aside (``.bad``). Only regular files in a real ``servers`` folder of ours are read, never blocking."""
+    out: list[ServerRecord] = []
+    try:
+        fd = open_state_folder(server_records(state_dir))
+    except StateFileError as exc:
+        raise ConsoleError(str(exc)) from None
+    if fd is None:
+        return out
+    try:
+        for name in sorted(os.listdir(fd)):
+            if not name.endswith(".json") or name.startswith("."):
+                continue
+            try:
+                raw = read_private(name, MAX_RECORD_BYTES, dir_fd=fd)
+                if raw is None:
+                    continue
+                record = parse_record(raw)
+            except (OSError, StateFileError, ValueError, UnicodeDecodeError) as exc:
+                log.warning("server record %s is unreadable (%s); set aside", shown_name(name), exc)
+                with contextlib.suppress(OSError):
+                    set_aside(fd, name)
+                continue
+            if _alive(record.pid):
+                out.append(record)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=fd)  # left by a server that was killed
+    finally:
+        os.close(fd)
     return out
 
 
@@ -64,17 +123,16 @@ def choose(state_dir: Path, pid: int | None, socket_path: Path | None) -> Path:
     servers = running_servers(state_dir)
     if pid is not None:
         for record in servers:
-            if int(record["pid"]) == pid:
-                return Path(record["socket"])
+            if record.pid == pid:
+                return record.socket
         raise ConsoleError(f"no running ai-bridge server with pid {pid} in {state_dir}")
     if not servers:
         raise ConsoleError(f"no running ai-bridge server found in {state_dir} (is `ai-bridge serve` up? "
                            "pass --state-dir if it uses another one)")
     if len(servers) > 1:
-        listing = "; ".join(f"pid {r['pid']} (project {r.get('project')}, since {r.get('startedAt')})"
-                            for r in servers)
+        listing = "; ".join(r.describe() for r in servers)
         raise ConsoleError(f"several servers are running: {listing}. Pick one with --pid")
-    return Path(servers[0]["socket"])
+    return servers[0].socket
 
 
 class Connection:
@@ -140,7 +198,7 @@ class RemoteConsole(code.InteractiveConsole):
         return False
 
     def write_out(self, text: str) -> None:
-        sys.stdout.write(text)
+        sys.stdout.write(for_terminal(text))  # what the server printed may be a page's text (jobs(), history())
         sys.stdout.flush()
 
     def raw_input(self, prompt: str = "") -> str:
@@ -193,7 +251,7 @@ def console_main(state_dir: Path, *, pid: int | None = None, socket_path: Path |
     try:
         conn = Connection(choose(state_dir, pid, socket_path))
     except ConsoleError as exc:
-        print(f"ai-bridge console: {exc}", file=sys.stderr)
+        print(for_terminal(f"ai-bridge console: {exc}"), file=sys.stderr)
         return 2
     try:
         banner = conn.receive()

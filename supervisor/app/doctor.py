@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import json
 import statistics
 import sys
 import time
@@ -21,6 +20,7 @@ from actors.protocol.relay import RELAY, ExtCommand
 
 from ..config import PORT_RANGE, Config
 from ..errors import BridgeError
+from ..safetext import for_terminal, json_for_terminal
 from . import open_bridge
 
 
@@ -179,9 +179,9 @@ async def live_main(config: Config, provider: str, timeout_s: float, as_json: bo
     async with open_bridge(config) as bridge:
         results = await probe_providers(bridge, providers, timeout_s=timeout_s, project=project, choices=True)
     if as_json:
-        print(json.dumps(reports_json(results), indent=2, ensure_ascii=False))
+        print(json_for_terminal(reports_json(results)))  # page text: shown, never obeyed
     else:
-        print(render_table(results))
+        print(for_terminal(render_table(results)))
     sys.stdout.flush()
     return 0 if all_ok(results) else 1
 
@@ -210,9 +210,9 @@ def report(checks: list[Check]) -> int:
     print(f"{'check':<{width}}  result  {'time':>9}  detail", file=out)
     for c in checks:
         ms = f"{c.ms:8.0f}ms" if c.ms is not None else ""
-        print(f"{c.name:<{width}}  {'ok' if c.ok else 'FAIL':<6}  {ms:>9}  {c.detail}", file=out)
+        print(for_terminal(f"{c.name:<{width}}  {'ok' if c.ok else 'FAIL':<6}  {ms:>9}  {c.detail}"), file=out)
         if not c.ok:
-            print(f"{'':<{width}}  fix: {c.fix}", file=out)
+            print(for_terminal(f"{'':<{width}}  fix: {c.fix}"), file=out)
     ok = all(c.ok for c in checks)
     print("all checks passed" if ok else "some checks failed", file=out)
     return 0 if ok else 1

@@ -45,6 +45,7 @@ from actors.provider.table import ProviderTable
 
 from ..config import Config
 from ..errors import BadExtensionReply, BridgeError, BrowserLaunchFailed, CdpError
+from ..safetext import for_terminal, json_for_terminal
 from .providers import provider_tables
 
 MAX_BYTES = 50 << 20  # a saved conversation is a few MiB; a Deep Research report with its sources under 10
@@ -571,17 +572,17 @@ async def page_main(config: Config, paths: Sequence[Path], provider: str | None,
     try:
         jobs = plan(paths, provider, provider_tables(config))
     except PageFileError as exc:
-        print(f"ai-bridge doctor: {exc}", file=sys.stderr)
+        print(for_terminal(f"ai-bridge doctor: {exc}"), file=sys.stderr)
         return 2
     try:
         browser = await trio.to_thread.run_sync(find_browser, config.browser_path, config.channel)
         outcomes = await probe_pages(browser, jobs, timeout_s=timeout_s, extra_args=config.browser_args)
     except BridgeError as exc:
-        print(f"ai-bridge doctor: {exc}", file=sys.stderr)
+        print(for_terminal(f"ai-bridge doctor: {exc}"), file=sys.stderr)
         return 1
-    if as_json_out:
-        print(json.dumps(as_json(jobs, outcomes), indent=2, ensure_ascii=False))
+    if as_json_out:  # a saved page's text: shown, never obeyed by the terminal
+        print(json_for_terminal(as_json(jobs, outcomes)))
     else:
-        print(render(jobs, outcomes))
+        print(for_terminal(render(jobs, outcomes)))
     sys.stdout.flush()
     return 0 if all(isinstance(o, PageResult) and o.ok for o in outcomes) else 1

@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, quote
 
 import trio
 import trustme
@@ -32,7 +32,10 @@ REDIRECTS = {
     "/redirect-denied": "https://denied.test/secret",
     "/redirect-allowed": "https://sub.allowed.test/landing",
     "/redirect-chain": "/redirect-denied",
+    "/redirect-file": "/files/report.csv",  # a download that redirects, within the site
 }
+# Downloads with hostile names (issue 36): 150 é (300 bytes), and a right-to-left override.
+HOSTILE_NAMES = {"/files/long-name": "é" * 150 + ".txt", "/files/rlo": "invoice\u202efdp.exe"}
 
 
 def make_certificates(cert_dir: Path) -> dict[str, str]:
@@ -112,6 +115,9 @@ class Site:
         if path == "/files/report.csv":  # a download (Content-Disposition: attachment)
             return 200, "text/csv", b"name,value\nalpha,1\nbeta,2\n", {
                 "content-disposition": 'attachment; filename="report.csv"'}
+        if path in HOSTILE_NAMES:
+            return 200, "text/plain", b"hostile name\n", {
+                "content-disposition": f"attachment; filename*=UTF-8''{quote(HOSTILE_NAMES[path])}"}
         if path == "/secret":
             return 200, html, (f"<!doctype html><title>Secret</title><h1>TOP SECRET on {host}</h1>"
                                "<p id=secret>denied content that must never be read</p>").encode(), {}

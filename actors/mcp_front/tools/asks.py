@@ -168,10 +168,11 @@ def project_folder() -> Path:
     return Path.cwd()
 
 
-def _files(deps: FrontDeps, args: AskArgs) -> tuple[attachments.ProjectFile, ...]:
+async def _files(deps: FrontDeps, args: AskArgs) -> tuple[attachments.ProjectFile, ...]:
     if not args.files:
         return ()
-    return attachments.select_files(project_folder(), args.files, state_dir=deps.config.state_dir)
+    # In a worker thread, within a budget: a large selection never holds up the other clients' calls.
+    return await attachments.select_files_async(project_folder(), args.files, state_dir=deps.config.state_dir)
 
 
 async def _message(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Ask:
@@ -179,20 +180,20 @@ async def _message(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Ask:
     choices = args.choices()
     timeout_s = args.timeout_s if args.timeout_s is not None else default_timeout_s(
         deps.config.response_timeout_s, " ".join(c.words() for _, c in choices))
-    files = _files(deps, args)  # checked before anything is sent; a failing file refuses the ask
+    files = await _files(deps, args)  # checked before anything is sent; a failing file refuses the ask
     question = args.question
     uploads: tuple[str, ...] = ()
     if files and args.attach == "inline":
         question = attachments.inline_prompt(question, files)
-    else:
-        uploads = tuple(str(f.path) for f in files)
+    else:  # the browser uploads copies of the bytes that were checked
+        uploads = await attachments.stage_async(files, deps.config.state_dir)
     return Ask(question, await call.project(args.project), args.new_chat, timeout_s, uuid.uuid4().hex,
                files=uploads, choices=tuple((p, c) for p, c in choices if c))
 
 
-def dry_run_result(deps: FrontDeps, args: AskArgs) -> Result:
+async def dry_run_result(deps: FrontDeps, args: AskArgs) -> Result:
     """What the ask would send, without opening a tab or sending anything."""
-    report = attachments.dry_run(args.question, _files(deps, args), args.attach)
+    report = attachments.dry_run(args.question, await _files(deps, args), args.attach)
     chosen = {p.value: c.as_json() for p, c in args.choices() if c}
     if chosen:
         report["choices"] = chosen
@@ -268,19 +269,22 @@ def ask_one(provider: ProviderName, start_job: Callable[[FrontDeps, ToolCall, As
             ) -> Callable[[FrontDeps, ToolCall, AskArgs], Awaitable[Result]]:
     async def handler(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
         if args.dry_run:
-            return dry_run_result(deps, args)
+            return await dry_run_result(deps, args)
         if deps.config.confirm_costly:
             await confirm_costly(call, args.choices())
         if args.background:
             return _started(await start_job(deps, call, args))
         msg = await _message(deps, call, args)
         pump = _ProgressPump(call)
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(pump.run)
-            try:
-                r = await _ask(deps, call, provider, msg, pump.sink)
-            finally:
-                nursery.cancel_scope.cancel()
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(pump.run)
+                try:
+                    r = await _ask(deps, call, provider, msg, pump.sink)
+                finally:
+                    nursery.cancel_scope.cancel()
+        finally:
+            attachments.unstage(msg.files)  # the site has them (a few small removals: no thread needed)
         return answer_result(r)
 
     return handler
@@ -291,7 +295,7 @@ _start_both = starter("ask_chatgpt_gemini_web", tuple(ProviderName))
 
 async def ask_both(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
     if args.dry_run:
-        return dry_run_result(deps, args)
+        return await dry_run_result(deps, args)
     if deps.config.confirm_costly:
         await confirm_costly(call, args.choices())
     if args.background:
@@ -307,12 +311,15 @@ async def ask_both(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
         except BridgeError as exc:
             results[provider] = exc.info()  # one failing still returns the other's answer
 
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(pump.run)
-        async with trio.open_nursery() as asks:
-            for p in providers:
-                asks.start_soon(one, p)
-        nursery.cancel_scope.cancel()
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(pump.run)
+            async with trio.open_nursery() as asks:
+                for p in providers:
+                    asks.start_soon(one, p)
+            nursery.cancel_scope.cancel()
+    finally:
+        attachments.unstage(msg.files)
     return both_result(results)
 
 

@@ -460,9 +460,9 @@ class UploadFileArgs(_Element):
     def request(self) -> bt.UploadFile:
         raise AssertionError("upload_file checks its files first: see upload()")
 
-    def checked(self, files: tuple[attachments.ProjectFile, ...]) -> bt.UploadFile:
-        return bt.UploadFile(self.target(), tuple(str(f.path) for f in files), tuple(f.rel for f in files),
-                             tuple(f.size for f in files), self.timeout_s, self.tab_id)
+    def checked(self, files: tuple[attachments.ProjectFile, ...], copies: tuple[str, ...]) -> bt.UploadFile:
+        return bt.UploadFile(self.target(), copies, tuple(f.rel for f in files), tuple(f.size for f in files),
+                             self.timeout_s, self.tab_id)
 
 
 class DownloadArgs(_TabArgs):
@@ -485,10 +485,10 @@ class DownloadArgs(_TabArgs):
 
 
 class EmulateArgs(_TabArgs):
-    width: Annotated[int, Field(ge=1, le=10_000, description="Viewport width, CSS px (with height).")] | \
-        SkipJsonSchema[None] = None
-    height: Annotated[int, Field(ge=1, le=10_000, description="Viewport height, CSS px (with width).")] | \
-        SkipJsonSchema[None] = None
+    width: Annotated[int, Field(ge=1, le=8192, description="Viewport width, CSS px (with height); times the "
+                                "device scale at most 8192.")] | SkipJsonSchema[None] = None
+    height: Annotated[int, Field(ge=1, le=8192, description="Viewport height, CSS px (with width); times the "
+                                 "device scale at most 8192.")] | SkipJsonSchema[None] = None
     device_scale_factor: Annotated[float, Field(ge=0, le=10, description="Device pixels per CSS px (0: the "
                                                 "browser's own); needs width and height.")] | \
         SkipJsonSchema[None] = None
@@ -510,6 +510,10 @@ class EmulateArgs(_TabArgs):
             raise ValueError("give width and height together")
         if self.width is None and (self.device_scale_factor is not None or self.mobile):
             raise ValueError("device_scale_factor and mobile need width and height")
+        scale = self.device_scale_factor or 1.0
+        if self.width is not None and self.height is not None and max(self.width, self.height) * scale > 8192:
+            raise ValueError(f"{self.width} x {self.height} at scale {scale:g} is over 8192 device pixels a side "
+                             "(the screenshot limit)")
         return self
 
     def request(self) -> bt.Emulate:
@@ -521,8 +525,8 @@ class EmulateArgs(_TabArgs):
 
 
 class ResizeArgs(_TabArgs):
-    width: Annotated[int, Field(ge=1, le=10_000, description="Viewport width, CSS px.")]
-    height: Annotated[int, Field(ge=1, le=10_000, description="Viewport height, CSS px.")]
+    width: Annotated[int, Field(ge=1, le=8192, description="Viewport width, CSS px.")]
+    height: Annotated[int, Field(ge=1, le=8192, description="Viewport height, CSS px.")]
 
     def request(self) -> bt.Resize:
         return bt.Resize(self.width, self.height, self.tab_id)
@@ -558,8 +562,11 @@ async def _call(deps: FrontDeps, args: _ToolArgs) -> Shown:
 
 async def upload(deps: FrontDeps, call: ToolCall, args: UploadFileArgs) -> Result:
     # Checked here, before the browser sees a path: only the project's files (supervisor/attachments.py).
-    files = attachments.select_files(project_folder(), args.paths, state_dir=deps.config.state_dir)
-    r = await deps.ctx.ref(bt.BROWSER_TOOLS).call(args.checked(files), timeout=args.seconds() + 45)
+    files = await attachments.select_files_async(project_folder(), args.paths, state_dir=deps.config.state_dir)
+    # The page reads its files when it wants (a form sent later): the copies stay until they are a day old. In safe
+    # mode the tools refuse the call before any path is used: no copy is made for nothing.
+    copies = await attachments.stage_async(files, deps.config.state_dir) if deps.config.enable_mutations else ()
+    r = await deps.ctx.ref(bt.BROWSER_TOOLS).call(args.checked(files, copies), timeout=args.seconds() + 45)
     shown = r.as_json()
     return Result(text=dumps(shown), structured=shown)
 

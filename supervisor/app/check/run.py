@@ -32,6 +32,7 @@ from ...config import Config
 from ...errors import BridgeError, StateFileError
 from ...files import read_private
 from ...otp import Progress
+from ...safetext import for_terminal
 from .. import Bridge, open_bridge
 from ..providers import SHIPPED
 from . import report
@@ -47,7 +48,7 @@ FIRST_ANCHOR = {ProviderName(t.name): t.primary_anchor.value for t in SHIPPED}
 
 
 def say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    print(for_terminal(text), file=sys.stderr, flush=True)  # errors and notices quote the pages
 
 
 async def check_main(config: Config, opts: Options) -> int:
@@ -73,7 +74,7 @@ async def check_main(config: Config, opts: Options) -> int:
     finished = time.time()
     data = report.as_json(outcomes, probe, config=config, opts=opts, project=CHECK_PROJECT, started=started,
                           finished=finished)
-    print(report.summary(outcomes, finished - started))
+    print(for_terminal(report.summary(outcomes, finished - started)))
     try:
         paths = await trio.to_thread.run_sync(report.write, config.state_dir, data, report.markdown(data))
         say(f"check: reports written to {paths[0]} and {paths[1]}")
