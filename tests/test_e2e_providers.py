@@ -34,6 +34,9 @@ def assert_answers(res: Any, question: str, provider: str) -> dict[str, Any]:
 
 async def test_chatgpt_new_chat_then_existing_chat(sites: FakeSites, tmp_path: Path) -> None:
     sites.chatgpt.set_next(**FAST)
+    # The site starts answering 0.8 s after the user turn shows, as the real one can: until then the first answer
+    # looks finished, and only counting the turns before sending tells it from the second.
+    sites.chatgpt.set_page(stopDelayMs=800)
     q1 = "How many bytes are in 4 kilobytes? Answer with 4096 explained."
     async with open_bridge(sites, tmp_path) as b:
         sc = assert_answers(await b.call("ask_chatgpt_web", {"question": q1}), q1, "chatgpt")
