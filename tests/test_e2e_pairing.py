@@ -10,12 +10,15 @@ nothing), and pairing itself keeps other test runs' browsers away from these ser
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+import tempfile
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -34,11 +37,7 @@ from .test_e2e_link import FAST, ask, eventually, extension_worker, linked_statu
 from .user_chrome import POPUP_URL
 
 OTHER_UID = 65534  # nobody
-pytestmark = [
-    requires_chromium, pytest.mark.chromium,
-    pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
-                       reason="running a process as another user needs root and setpriv"),
-]
+pytestmark = [requires_chromium, pytest.mark.chromium]
 
 
 @attrs.define
@@ -54,23 +53,98 @@ class Squatter:
         return [json.loads(e["data"]) for e in self.events("frame")]
 
 
+# What tests/squatter.py imports: trio and trio-websocket with their dependencies, all pure Python (import name,
+# distribution name: trio-websocket reads trio's version from its metadata).
+SQUATTER_PACKAGES = (("trio", "trio"), ("trio_websocket", "trio-websocket"), ("wsproto", "wsproto"), ("h11", "h11"),
+                     ("outcome", "outcome"), ("sniffio", "sniffio"), ("attr", "attrs"), ("attrs", "attrs"),
+                     ("sortedcontainers", "sortedcontainers"), ("idna", "idna"))
+
+
+def as_other_user(*cmd: str) -> list[str]:
+    return ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups", *cmd]
+
+
+def public_dir() -> Path:
+    """A new folder every user can read and enter (the checkout may be in a private one: `mktemp -d` makes 0700)."""
+    for base in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm"):
+        if all(p.stat().st_mode & 0o001 for p in (Path(base), *Path(base).parents)):
+            d = Path(tempfile.mkdtemp(prefix="ai-bridge-squatter-", dir=base))
+            d.chmod(0o755)
+            return d
+    pytest.fail("no temporary folder that other users can enter (/tmp, /var/tmp, /dev/shm)")
+
+
+def runs_as_other_user(python: list[str], folder: Path) -> bool:
+    """Can uid 65534 start `python` and import the squatter's packages from `folder`?"""
+    probe = f"import sys; sys.path.insert(0, {str(folder)!r}); import trio_websocket"
+    try:
+        done = subprocess.run(as_other_user(*python, "-s", "-E", "-c", probe), cwd="/", capture_output=True,
+                              timeout=30, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+    except OSError:
+        return False
+    return done.returncode == 0
+
+
+def copy_interpreter(base: Path, dest: Path) -> list[str]:
+    """The interpreter this venv is made from, copied into `dest` (binary, its shared library, the standard library
+    without tests), and how to start it: for a Python that lives in a private folder (pyenv under /root)."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    binary = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
+    (dest / "bin").mkdir(parents=True)
+    shutil.copy2(binary, dest / "bin" / version)
+    shutil.copytree(base / "lib" / version, dest / "lib" / version, symlinks=True,
+                    ignore=shutil.ignore_patterns("test", "tests", "idlelib", "tkinter", "site-packages",
+                                                  "__pycache__", "ensurepip", "turtledemo"))
+    for lib in (base / "lib").glob("libpython*.so*"):
+        shutil.copy2(lib, dest / "lib" / lib.name)
+    for path in (dest, *dest.rglob("*")):
+        path.chmod(0o755 if path.is_dir() or path.parent.name == "bin" else 0o644)
+    # The binary may find its shared library by an absolute RPATH into the private folder: name the copy.
+    return ["env", f"LD_LIBRARY_PATH={dest / 'lib'}", str(dest / "bin" / version)]
+
+
+def prepare_squatter(folder: Path, pythons: list[str]) -> list[str]:
+    """Copy tests/squatter.py and the packages it imports into `folder`; return how uid 65534 starts it there: with
+    the first of `pythons` that user can run, else with a copy of this venv's base interpreter."""
+    shutil.copy2(REPO / "tests" / "squatter.py", folder / "squatter.py")
+    for name, dist_name in SQUATTER_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.submodule_search_locations, name
+        shutil.copytree(next(iter(spec.submodule_search_locations)), folder / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "_tests", "tests"))
+        dist = importlib.metadata.distribution(dist_name)
+        info = next(Path(str(dist.locate_file(f))).parent for f in dist.files or () if f.name == "METADATA")
+        shutil.copytree(info, folder / info.name, dirs_exist_ok=True)
+    for path in (folder, *folder.rglob("*")):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    python = next(([p] for p in pythons if p and runs_as_other_user([p], folder)), None)
+    if python is None:
+        python = copy_interpreter(Path(sys.base_prefix), folder / "python")
+        assert runs_as_other_user(python, folder), f"uid {OTHER_UID} cannot run a copy of {sys.base_prefix}"
+    return as_other_user(*python, "-s", "-E", str(folder / "squatter.py"))
+
+
 @pytest.fixture
-def other_user_can_run_this_checkout() -> None:
-    """The squatter runs this checkout's script with its venv as uid 65534: a clone in a private folder (mktemp -d
-    makes one 0700) cannot be entered by that user."""
-    for path in (REPO / "tests" / "squatter.py", Path(sys.prefix)):
-        shut = [d for d in path.parents if not d.stat().st_mode & 0o001]
-        if shut:
-            pytest.skip(f"uid {OTHER_UID} cannot enter {shut[0]} (mode {shut[0].stat().st_mode & 0o777:o}): "
-                        "clone into a folder other users can traverse to run the squatter tests")
+def squatter_program() -> Iterator[list[str]]:
+    """How to start tests/squatter.py as uid 65534 from any checkout: the script and the packages it imports are
+    copied to a folder every user can read, and run by the first interpreter that user can start (this one, the
+    system's python3, else a copy of this one's base interpreter). Nothing of the checkout or its venv needs to be
+    reachable: a fresh clone in a private folder runs this test too."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("running a process as another user needs root and setpriv")
+    folder = public_dir()
+    try:
+        yield prepare_squatter(folder, [sys.executable, getattr(sys, "_base_executable", ""), "/usr/bin/python3",
+                                        shutil.which("python3") or ""])
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @asynccontextmanager
-async def squatter(key_id: str | None = None, *, commands_first: bool = False) -> AsyncIterator[Squatter]:
+async def squatter(program: list[str], key_id: str | None = None, *,
+                   commands_first: bool = False) -> AsyncIterator[Squatter]:
     """tests/squatter.py as uid 65534, on the first free discovery port."""
-    cmd = ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups", sys.executable,
-           str(REPO / "tests" / "squatter.py"), *(["--key-id", key_id] if key_id else []),
-           *(["--commands-first"] if commands_first else [])]
+    cmd = [*program, *(["--key-id", key_id] if key_id else []), *(["--commands-first"] if commands_first else [])]
     lines: list[dict[str, Any]] = []
     async with trio.open_nursery() as nursery:
         proc = await nursery.start(partial(trio.run_process, cmd, stdout=subprocess.PIPE, cwd="/",
@@ -116,8 +190,8 @@ def row_on(rows: list[dict[str, Any]], port: int) -> dict[str, Any] | None:
     return next((r for r in rows if r.get("port") == port), None)
 
 
-@pytest.mark.usefixtures("other_user_can_run_this_checkout")
-async def test_another_users_server_is_shown_never_obeyed(sites: FakeSites, tmp_path: Path) -> None:
+async def test_another_users_server_is_shown_never_obeyed(sites: FakeSites, tmp_path: Path,
+                                                          squatter_program: list[str]) -> None:
     """Three squatters of uid 65534 hold discovery ports before our server starts: one with a key id of its own, two
     claiming our key's id (as if they had learned it), one of which sends its commands before its welcome. The
     extension connects to ours only; the first squatter never even gets a WebSocket, the others get one hello each
@@ -127,8 +201,8 @@ async def test_another_users_server_is_shown_never_obeyed(sites: FakeSites, tmp_
     state = tmp_path / "state"
     state.mkdir(mode=0o700)
     key = pairing.load_or_create(state)  # what `serve` will find there
-    async with squatter() as stranger, squatter(key_id=key.key_id) as impostor, \
-            squatter(key_id=key.key_id, commands_first=True) as hasty, \
+    async with squatter(squatter_program) as stranger, squatter(squatter_program, key_id=key.key_id) as impostor, \
+            squatter(squatter_program, key_id=key.key_id, commands_first=True) as hasty, \
             open_bridge(sites, tmp_path, state_dir=state) as b, b.devtools() as dt:
         st = await linked_status(b)
         await ask(b, "chatgpt", "What is 5 plus 5?")  # our own server is obeyed meanwhile
@@ -142,7 +216,14 @@ async def test_another_users_server_is_shown_never_obeyed(sites: FakeSites, tmp_
             return rows if done else None
 
         rows = await eventually(settled, 20, "every squatter seen and refused")
-        await trio.sleep(2)  # room for anything late to arrive
+        # What proves nothing more happens: two more discovery rounds (every 5 s while ours is connected) that
+        # reached every squatter. A socket the extension opened in the first would have shown by the second.
+        seen = {sq.port: len(sq.events("http")) for sq in (stranger, impostor, hasty)}
+
+        async def two_more_rounds() -> bool:
+            return all(len(sq.events("http")) >= seen[sq.port] + 2 for sq in (stranger, impostor, hasty))
+
+        await eventually(two_more_rounds, 20, "two more discovery rounds after the refusals")
         later = await b.status()
         pages = await dt.pages("https://chatgpt.com/")
     stranger_row, impostor_row, hasty_row = (row_on(rows, sq.port) for sq in (stranger, impostor, hasty))
@@ -155,6 +236,7 @@ async def test_another_users_server_is_shown_never_obeyed(sites: FakeSites, tmp_
     frames = impostor.frames()
     assert [f["type"] for f in frames] == ["hello"], frames
     assert pairing.NONCE.fullmatch(frames[0]["nonce"]) and len(frames[0]["nonce"]) == 64
+    assert len(impostor.events("ws-open")) == len(hasty.events("ws-open")) == 1  # and no second try
     assert impostor.events("ws-open")[0]["origin"].startswith("chrome-extension://")
     assert "could not prove" in impostor_row["lastError"]
     # The hasty one: its first command ended the connection, unanswered.
