@@ -5,6 +5,7 @@ actor gets its port back."""
 from __future__ import annotations
 
 import http.client
+import ipaddress
 import json
 import os
 import shutil
@@ -85,6 +86,33 @@ async def test_another_local_user_gets_neither_the_token_nor_the_link(tmp_path: 
     mine = ours.stdout.decode()
     assert "discovery 200" in mine and "relay HTTP/1.1 101" in mine, mine
     assert info.token not in log_text
+
+
+def listening_on(port: int) -> set[str]:
+    """The local addresses of the sockets listening on TCP `port` in this network namespace, as the kernel lists
+    them (/proc/net/tcp and tcp6: hex address in host byte order, then the port; state 0A is LISTEN)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                addr, port_hex = local.split(":")
+                if state != "0A" or int(port_hex, 16) != port:
+                    continue
+                raw = b"".join(bytes.fromhex(addr[i:i + 8])[::-1] for i in range(0, len(addr), 8))
+                found.add(str(ipaddress.ip_address(raw)))
+    return found
+
+
+async def test_every_listener_binds_loopback_only(tmp_path: Path) -> None:
+    """docs/security.md: every listener binds 127.0.0.1 only. The kernel's table of listening sockets says where
+    discovery and the relay listen (the console is a Unix socket; MCP is stdio)."""
+    async with open_bridge(config(tmp_path)) as bridge:
+        port = await bridge.ref(DISCOVERY).call(DiscoveryPort(), timeout=5)
+        info = await bridge.ref(RELAY).call(RelayInfo(), timeout=5)
+        relay_port = int(info.ws_url.rsplit(":", 1)[1])
+        listening = {p: listening_on(p) for p in (port, relay_port)}
+    assert listening == {port: {"127.0.0.1"}, relay_port: {"127.0.0.1"}}
 
 
 async def test_a_peer_that_stops_reading_is_dropped_and_discovery_stays_up(tmp_path: Path) -> None:
