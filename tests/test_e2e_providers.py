@@ -47,6 +47,12 @@ async def test_chatgpt_new_chat_then_existing_chat(sites: FakeSites, tmp_path: P
         assert sc2["url"] == sc["url"]  # same conversation continues
         assert answer_ref(q1) not in sc2["answer"]  # not the earlier answer (seed v2.0.10 misidentification)
         history = b.history()
+        logs = {"ai-bridge.log": (b.state_dir / "ai-bridge.log").read_text(), "stderr": b.log_text()}
+    # docs/install.md: the log holds URLs, paths and errors, never questions or answers (history.jsonl keeps those).
+    assert "answered in" in logs["ai-bridge.log"] and "answered in" in logs["stderr"]  # the asks were logged
+    for where, text in logs.items():
+        for secret in ("kilobytes", answer_ref(q1), answer_ref(q2), sc["answer"][:40], sc2["answer"][:40]):
+            assert secret not in text, (where, secret)
     assert [h["question"] for h in history] == [q1, q2]
     assert all(h["status"] == "ok" and h["provider"] == "chatgpt" for h in history)
     log = sites.chatgpt.log()
