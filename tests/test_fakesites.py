@@ -16,11 +16,12 @@ import pytest
 import trio
 
 from .cdp_pipe import CHROMIUM, CDPSession, open_chromium
+from .conftest import missing_tool
 from .fakesites.scripting import RATE_LIMIT_TEXT, answer_ref, default_answer
 
 pytestmark = [
     pytest.mark.chromium,
-    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"Chromium not found at {CHROMIUM}"),
+    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=missing_tool(f"Chromium not found at {CHROMIUM}")),
 ]
 
 FAST = {"firstTokenMs": 50, "chunks": 4, "intervalMs": 30}

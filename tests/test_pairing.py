@@ -22,7 +22,7 @@ from supervisor import pairing
 from supervisor.constants import SHARED
 from supervisor.errors import PairingCodeInvalid, StateFileError
 
-from .conftest import REPO
+from .conftest import REPO, requires_node
 
 NONCE = "ab" * 32
 SERVER_ID = "0123456789abcdef0123456789abcdef"
@@ -151,7 +151,7 @@ console.log(JSON.stringify({out, bad, fingerprint: m.fingerprint(cases[0].keyIdG
 """
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@requires_node
 def test_the_extension_agrees_with_the_server(tmp_path: Path) -> None:
     assert NODE is not None
     module = tmp_path / "pairing.mjs"
@@ -198,7 +198,7 @@ process.exit(0);  // the connections' welcome timers would keep node running
 """
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@requires_node
 def test_the_extension_sends_its_hello_only_to_a_loopback_socket(tmp_path: Path) -> None:
     """The token goes in the hello, so the extension opens a WebSocket only to a loopback ws:// URL, whatever a
     paired server's discovery answer names; and none at all to a server whose key it does not hold.
