@@ -10,14 +10,11 @@ nothing), and pairing itself keeps other test runs' browsers away from these ser
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -33,10 +30,10 @@ from supervisor import pairing
 from .conftest import REPO
 from .e2e import DevTools, open_bridge, requires_chromium
 from .fakesites.fixture import FakeSites
+from .other_user import OTHER_UID, as_other_user, copy_packages, public_folder, python_for_other_user
 from .test_e2e_link import FAST, ask, eventually, extension_worker, linked_status
 from .user_chrome import POPUP_URL
 
-OTHER_UID = 65534  # nobody
 pytestmark = [requires_chromium, pytest.mark.chromium]
 
 
@@ -60,84 +57,15 @@ SQUATTER_PACKAGES = (("trio", "trio"), ("trio_websocket", "trio-websocket"), ("w
                      ("sortedcontainers", "sortedcontainers"), ("idna", "idna"))
 
 
-def as_other_user(*cmd: str) -> list[str]:
-    return ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups", *cmd]
-
-
-def public_dir() -> Path:
-    """A new folder every user can read and enter (the checkout may be in a private one: `mktemp -d` makes 0700)."""
-    for base in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm"):
-        if all(p.stat().st_mode & 0o001 for p in (Path(base), *Path(base).parents)):
-            d = Path(tempfile.mkdtemp(prefix="ai-bridge-squatter-", dir=base))
-            d.chmod(0o755)
-            return d
-    pytest.fail("no temporary folder that other users can enter (/tmp, /var/tmp, /dev/shm)")
-
-
-def runs_as_other_user(python: list[str], folder: Path) -> bool:
-    """Can uid 65534 start `python` and import the squatter's packages from `folder`?"""
-    probe = f"import sys; sys.path.insert(0, {str(folder)!r}); import trio_websocket"
-    try:
-        done = subprocess.run(as_other_user(*python, "-s", "-E", "-c", probe), cwd="/", capture_output=True,
-                              timeout=30, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
-    except OSError:
-        return False
-    return done.returncode == 0
-
-
-def copy_interpreter(base: Path, dest: Path) -> list[str]:
-    """The interpreter this venv is made from, copied into `dest` (binary, its shared library, the standard library
-    without tests), and how to start it: for a Python that lives in a private folder (pyenv under /root)."""
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    binary = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
-    (dest / "bin").mkdir(parents=True)
-    shutil.copy2(binary, dest / "bin" / version)
-    shutil.copytree(base / "lib" / version, dest / "lib" / version, symlinks=True,
-                    ignore=shutil.ignore_patterns("test", "tests", "idlelib", "tkinter", "site-packages",
-                                                  "__pycache__", "ensurepip", "turtledemo"))
-    for lib in (base / "lib").glob("libpython*.so*"):
-        shutil.copy2(lib, dest / "lib" / lib.name)
-    for path in (dest, *dest.rglob("*")):
-        path.chmod(0o755 if path.is_dir() or path.parent.name == "bin" else 0o644)
-    # The binary may find its shared library by an absolute RPATH into the private folder: name the copy.
-    return ["env", f"LD_LIBRARY_PATH={dest / 'lib'}", str(dest / "bin" / version)]
-
-
-def prepare_squatter(folder: Path, pythons: list[str]) -> list[str]:
-    """Copy tests/squatter.py and the packages it imports into `folder`; return how uid 65534 starts it there: with
-    the first of `pythons` that user can run, else with a copy of this venv's base interpreter."""
-    shutil.copy2(REPO / "tests" / "squatter.py", folder / "squatter.py")
-    for name, dist_name in SQUATTER_PACKAGES:
-        spec = importlib.util.find_spec(name)
-        assert spec is not None and spec.submodule_search_locations, name
-        shutil.copytree(next(iter(spec.submodule_search_locations)), folder / name,
-                        ignore=shutil.ignore_patterns("__pycache__", "_tests", "tests"))
-        dist = importlib.metadata.distribution(dist_name)
-        info = next(Path(str(dist.locate_file(f))).parent for f in dist.files or () if f.name == "METADATA")
-        shutil.copytree(info, folder / info.name, dirs_exist_ok=True)
-    for path in (folder, *folder.rglob("*")):
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    python = next(([p] for p in pythons if p and runs_as_other_user([p], folder)), None)
-    if python is None:
-        python = copy_interpreter(Path(sys.base_prefix), folder / "python")
-        assert runs_as_other_user(python, folder), f"uid {OTHER_UID} cannot run a copy of {sys.base_prefix}"
-    return as_other_user(*python, "-s", "-E", str(folder / "squatter.py"))
-
-
 @pytest.fixture
 def squatter_program() -> Iterator[list[str]]:
-    """How to start tests/squatter.py as uid 65534 from any checkout: the script and the packages it imports are
-    copied to a folder every user can read, and run by the first interpreter that user can start (this one, the
-    system's python3, else a copy of this one's base interpreter). Nothing of the checkout or its venv needs to be
+    """How to start tests/squatter.py as uid 65534 from any checkout (tests/other_user.py): the script and the
+    packages it imports are copied to a folder every user can read. Nothing of the checkout or its venv needs to be
     reachable: a fresh clone in a private folder runs this test too."""
-    if os.geteuid() != 0 or shutil.which("setpriv") is None:
-        pytest.skip("running a process as another user needs root and setpriv")
-    folder = public_dir()
-    try:
-        yield prepare_squatter(folder, [sys.executable, getattr(sys, "_base_executable", ""), "/usr/bin/python3",
-                                        shutil.which("python3") or ""])
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with public_folder() as folder:
+        shutil.copy2(REPO / "tests" / "squatter.py", folder / "squatter.py")
+        copy_packages(folder, SQUATTER_PACKAGES)
+        yield as_other_user(*python_for_other_user(folder, "trio_websocket"), "-s", "-E", str(folder / "squatter.py"))
 
 
 @asynccontextmanager

@@ -28,6 +28,7 @@ from supervisor.config import load
 from supervisor.constants import SHARED
 
 from .conftest import REPO, process_alive, serve_command
+from .other_user import as_other_user, public_folder, python_for_other_user
 from .test_fuzz import Closed, RawClient
 
 as_root = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
@@ -71,9 +72,9 @@ async def test_another_local_user_gets_neither_the_token_nor_the_link(tmp_path: 
         info = await bridge.ref(RELAY).call(RelayInfo(), timeout=5)
         relay_port = int(info.ws_url.rsplit(":", 1)[1])
         args = ["-c", AS_NOBODY, str(port), str(relay_port), SHARED.extension_origin, SHARED.discovery_path]
-        nobody = await trio.run_process(
-            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-S", *args],
-            capture_stdout=True, capture_stderr=True, check=False)
+        with public_folder() as folder:  # the checkout's venv may be out of that user's reach
+            nobody = await trio.run_process(as_other_user(*python_for_other_user(folder), "-S", *args),
+                                            capture_stdout=True, capture_stderr=True, check=False, cwd="/")
         ours = await trio.run_process([sys.executable, "-S", *args], capture_stdout=True, capture_stderr=True,
                                       check=False)
         log_text = (tmp_path / "state" / "ai-bridge.log").read_text() if (tmp_path / "state" /
