@@ -106,7 +106,7 @@ MUTATIONS: tuple[Mutation, ...] = (
       "tests/test_relay_wire.py::test_a_bad_hello_is_a_refusal_with_its_close_code", RELAY_E2E),
     m("relay-waits-for-hello", "the hello must come within 5 s",
       "actors/relay/actor.py", "HELLO_TIMEOUT_S = 5.0", "HELLO_TIMEOUT_S = 60.0",
-      RELAY_E2E),
+      "tests/test_relay_wire.py::test_a_client_silent_for_5_s_after_the_upgrade_is_closed_with_4408"),
     m("relay-any-nonce", "a hello's nonce is 32-128 lowercase hex digits",
       "actors/relay/wire.py",
       "if nonce is not None and (not isinstance(nonce, str) or not pairing.NONCE.fullmatch(nonce)):", "if False:",
@@ -221,6 +221,12 @@ MUTATIONS: tuple[Mutation, ...] = (
       "actors/provider/attach.py", "        if refused:\n", "        if refused:\n            break\n",
       "tests/test_e2e_files.py::test_a_refused_file_is_a_typed_error_and_nothing_is_sent[chatgpt-page0-blob.bin]",
       "tests/test_e2e_files.py::test_a_refused_file_is_a_typed_error_and_nothing_is_sent[gemini-page0-blob.bin]"),
+    # --- the browser ai-bridge launches (README, "Which browser") ---------------------------------------------------
+    m("browser-forked-from-a-worker-thread", "the launched browser lives as long as we do, however idle",
+      "actors/browser/actor.py", "proc, write_fd, read_fd = process.spawn(path, args, log_fd, tied=tied)",
+      "proc, write_fd, read_fd = await trio.to_thread.run_sync(\n"
+      "                lambda: process.spawn(path, args, log_fd, tied=tied))",
+      "tests/test_e2e_link.py::test_launched_browser_outlives_an_idle_worker_thread"),
     # --- the answer is the new turn, and a reattached job reads only its own (the audit's table) --------------------
     m("answer-counts-one-turn-short", "the answer is the new turn: turns are counted before sending",
       "actors/provider/flow.py", "initial_user, initial_assistant = st.user_count, st.assistant_count\n",
