@@ -380,13 +380,13 @@ async def test_chatgpt_thinking_skip_in_japanese(sites, browser):
     page = await open_chatgpt(browser)
     before = await chatgpt_ask(page, "再帰について詳しく説明してください")
     await page.wait_for("document.body.innerText.includes('今すぐ回答')", timeout=3)
-    t0 = time.monotonic()
     await page.evaluate("[...document.querySelectorAll('article[data-turn=\"assistant\"] button')]"
                         ".find((b) => b.textContent === '今すぐ回答').click()")
     await chatgpt_wait_complete(page, before["assistants"])
-    assert time.monotonic() - t0 < 3, "Skip thinking must cut the 20 s thinking short"
     body = await page.evaluate("document.body.innerText")
-    assert re.search(r"思考時間[：:]\s*\d+s", body) and "今すぐ回答" not in body
+    thought = re.search(r"思考時間[：:]\s*(\d+)s", body)
+    assert thought and int(thought.group(1)) < 20, "Skip thinking must cut the 20 s thinking short"
+    assert "今すぐ回答" not in body
     [entry] = wait_completed(sites.chatgpt)
     assert entry["thinkingSkipped"] is True
 

@@ -13,7 +13,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -117,7 +116,6 @@ async def test_every_listener_binds_loopback_only(tmp_path: Path) -> None:
 
 
 async def test_a_peer_that_stops_reading_is_dropped_and_discovery_stays_up(tmp_path: Path) -> None:
-    from actors.relay import actor as relay_actor
 
     async with open_bridge(config(tmp_path)) as bridge:
         relay = bridge.ref(RELAY)
@@ -131,17 +129,19 @@ async def test_a_peer_that_stops_reading_is_dropped_and_discovery_stays_up(tmp_p
             big = "x" * (256 * 1024)
             for i in range(40):  # each pong echoes the id: 10 MiB the peer never reads
                 await client.send(json.dumps({"type": "ping", "id": f"{i}{big}"}))
-            t0 = time.monotonic()
             assert (await relay.call(LinkStatus(), timeout=5)).connected
             # Discovery answers all along: the relay's inbox never waits on that socket.
             for _ in range(5):
                 status, body = await trio.to_thread.run_sync(http_get, port)
                 assert status == 200 and json.loads(body)["wsUrl"] == info.ws_url
                 await trio.sleep(1)
-            with trio.fail_after(relay_actor.SEND_TIMEOUT_S + 10):
-                while (await relay.call(LinkStatus(), timeout=5)).connected:
+            with trio.fail_after(60):  # a guard for a hang: why it was dropped is checked below
+                while (report := await relay.call(LinkStatus(), timeout=5)).connected:
                     await trio.sleep(0.2)
-            dropped_after = time.monotonic() - t0
+            # Dropped by its send timeout (a frame it did not take: "not reading"), not by the heartbeat or anything
+            # slower.
+            assert report.last_drop is not None and report.last_drop.by_server
+            assert (report.last_drop.code, report.last_drop.reason) == (1001, "not reading")
         finally:
             await client.aclose()
         # A new extension connection is welcome at once.
@@ -152,7 +152,6 @@ async def test_a_peer_that_stops_reading_is_dropped_and_discovery_stays_up(tmp_p
             assert json.loads(await again.receive())["type"] == "welcome"
         finally:
             await again.aclose()
-    assert dropped_after < relay_actor.SEND_TIMEOUT_S + 10
 
 
 async def test_a_restarted_discovery_actor_gets_its_pinned_port_back(tmp_path: Path) -> None:
