@@ -596,16 +596,20 @@ async def pids_of(b: Bridge) -> tuple[int, int]:
     return serve_pid, browser_pid
 
 
+async def wait_group_gone(pgid: int, timeout: float = 30) -> None:
+    """Until no process of the group is left (`timeout`: a guard for a hang)."""
+    async def gone() -> bool:
+        return not live_processes(pgid)
+
+    await eventually(gone, timeout, f"the browser's process group {pgid} gone")
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 async def test_killing_serve_takes_the_headless_browser_down(sites: FakeSites, tmp_path: Path, sig: int) -> None:
     async with open_bridge(sites, tmp_path) as b:
         serve_pid, browser_pid = await pids_of(b)
         os.kill(serve_pid, sig)
-
-        async def group_gone() -> bool:
-            return not live_processes(browser_pid)
-
-        await eventually(group_gone, 30, f"the browser's process group {browser_pid} gone")
+        await wait_group_gone(browser_pid)
         log = b.log_text()
     if sig == signal.SIGTERM:
         assert "shutting down (SIGTERM)" in log and f"closing the browser we launched (pid {browser_pid})" in log
