@@ -13,11 +13,11 @@ whole list, one entry per promise, in the order of the docs that make them (docs
 
 Each mutation runs in a scratch copy of the checkout's files (tracked and untracked, not ignored, with the
 checkout's bytecode: only the mutated file is compiled again), with that copy first on PYTHONPATH so that every
-process the tests start (servers, CLIs) imports the mutated code, and the copy's extension/ is the one loaded. Only its guards run: ``pytest -n 1`` there, its one worker in a network namespace of
-its own (tests/netns.py), several mutations at once (``--jobs``, default cores + 2: end-to-end tests wait more than
-they compute). ``CI`` is unset for these runs: a guard that skips (a missing tool) must count as not catching, not
-as a failure that "kills". The gate prints one line per mutation (killed or survived, by which tests, its time) and
-the total time.
+process the tests start (servers, CLIs) imports the mutated code, and the copy's extension/ is the one loaded. Only
+its guards run: ``pytest -n 1`` there, its one worker in a network namespace of its own (tests/netns.py), several
+mutations at once (``--jobs``, default cores + 2: end-to-end tests wait more than they compute). ``CI`` is unset for
+these runs: a guard that skips (a missing tool) must count as not catching, not as a failure that "kills". The gate
+prints one line per mutation (killed or survived, by which tests, its time) and the total time.
 """
 
 from __future__ import annotations
