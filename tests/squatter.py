@@ -10,7 +10,8 @@ the extension gave away: nothing, if pairing works.
       --key-id: claim this key id (as if the attacker had learned it)
       --commands-first: send the commands before the welcome, not after it
 
-Only trio, trio-websocket and the stdlib: it runs as uid 65534 from the project's venv.
+Only trio, trio-websocket and the stdlib: the test copies it and those packages to a folder uid 65534 can read,
+and runs it there as that user (tests/test_e2e_pairing.py, `squatter_program`).
 """
 
 from __future__ import annotations

@@ -17,11 +17,12 @@ from actors.provider.tab import MARKDOWN_SOURCE
 
 from . import cdp_pipe
 from .cdp_pipe import CHROMIUM
+from .conftest import missing_tool
 from .shared_chromium import ChromiumPool
 
 pytestmark = [
     pytest.mark.chromium,
-    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"Chromium not found at {CHROMIUM}"),
+    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=missing_tool(f"Chromium not found at {CHROMIUM}")),
 ]
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from actors.browser.pipe import BrowserPipe, CdpFailed, PipeClosed, PipeTimeout
 from actors.browser.process import ProfileOwner, diagnose, find_browser, launch_args, needs_pipe_loading, profile_owner
@@ -241,6 +242,21 @@ sys.exit(0)  # the pipe closed: Chrome shuts down
 """
 
 
+def holders(pid: int, fd: int) -> list[int]:
+    """The other live processes that hold the pipe `pid` has on `fd` (any end of it)."""
+    pipe = os.readlink(f"/proc/{pid}/fd/{fd}")
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == pid:
+            continue
+        try:
+            if any(os.readlink(f"/proc/{entry}/fd/{f}") == pipe for f in os.listdir(f"/proc/{entry}/fd")):
+                found.append(int(entry))
+        except OSError:
+            continue  # gone, or not ours to read
+    return [p for p in found if process_alive(p)]
+
+
 @pytest.mark.parametrize(("headless", "survives"), [(True, False), (False, True)])
 async def test_only_a_headed_browser_outlives_a_killed_server(tmp_path: Path, server_env: dict[str, str],
                                                               headless: bool, survives: bool) -> None:
@@ -262,8 +278,14 @@ async def test_only_a_headed_browser_outlives_a_killed_server(tmp_path: Path, se
         browser_pid = int(pidfile.read_text())
         proc.send_signal(signal.SIGKILL)
         await proc.wait()
-        await trio.sleep(1.0)
-        assert process_alive(browser_pid) is survives
+        if survives:
+            # It exits when its command pipe has no writer left (EOF), and our death closed ours: another process
+            # (the keeper) must hold it, so that no EOF is coming.
+            assert process_alive(browser_pid) and holders(browser_pid, 3) != []
+        else:
+            with trio.fail_after(30):  # a guard for a hang
+                while process_alive(browser_pid):
+                    await trio.sleep(0.02)
     finally:
         if pidfile.exists() and pidfile.read_text() and process_alive(int(pidfile.read_text())):
             os.kill(int(pidfile.read_text()), signal.SIGKILL)
@@ -358,11 +380,11 @@ async def test_browser_pipe_replies_events_bad_input_and_the_end() -> None:
                 waiting.append(exc)
 
         nursery.start_soon(waits_forever)
-        await trio.sleep(0.1)
+        await trio.testing.wait_all_tasks_blocked()  # its command sent, it waits for the reply
         await browser_out.aclose()  # the browser exits: its end of the pipe closes
         with trio.fail_after(2):
             await pipe.closed.wait()
-        await trio.sleep(0.05)
+        await trio.testing.wait_all_tasks_blocked()  # every task has seen the close
         assert len(waiting) == 1  # failed at once, not after its 30 s
         with pytest.raises(PipeClosed):
             await pipe.send("Browser.getVersion")

@@ -16,7 +16,7 @@ from actors.cdp import TabInfo
 from actors.protocol import browser_tools as bt
 from actors.protocol.browser import BrowserStatus, EnsureBrowser, Ownership
 from actors.protocol.relay import LinkStatus
-from supervisor.errors import CdpError, ExtensionDisconnected, TargetGone
+from supervisor.errors import CdpError, ExtensionDisconnected, PolicyDenied, TargetGone
 
 
 @attrs.define
@@ -138,6 +138,35 @@ async def test_a_failed_enable_is_retried_on_the_next_call(what: str) -> None:
         await page.watch(**{what: True})
     await page.watch(**{what: True})
     assert cdp.sent.count(method) == 2  # collection is on after all
+
+
+class PageThatMoved:
+    """The extension passed the read (the tab's URL was allowed when it checked), but the document the page script
+    read is another one: it names its own URL and origin in the reply."""
+
+    def __init__(self, url: str, origin: str) -> None:
+        self.reply = {"url": url, "origin": origin, "text": "the secret text"}
+
+    async def send(self, method: str, params: object = None, *, timeout_s: float = 30.0) -> dict[str, object]:
+        assert method == "Runtime.callFunctionOn", method
+        return {"result": {"value": self.reply}}
+
+
+@pytest.mark.parametrize(("url", "origin", "allowed"), [
+    ("https://b.test/secret", "https://b.test", False),  # navigated to a denied page between check and read
+    ("about:blank", "https://b.test", False),  # a blank document a denied page made and filled
+    ("https://a.test/page", "https://a.test", True),
+])
+async def test_the_server_checks_the_document_each_read_came_from(url: str, origin: str, allowed: bool) -> None:
+    """docs/security.md: every page-script read comes back with the document's URL and is checked again before its
+    content is used: the server's own check, whatever the extension let through."""
+    tab = ToolTab(1, bt.TabOwner.TOOLS, url="https://a.test/", world=7)
+    page = Page(tab, PageThatMoved(url, origin), Policy(("a.test",), mutations=False, eval=False))  # type: ignore[arg-type]
+    if allowed:
+        assert (await page.raw_op("text"))["text"] == "the secret text"
+    else:
+        with pytest.raises(PolicyDenied, match=r"b\.test"):
+            await page.raw_op("text")
 
 
 def test_a_screenshot_too_big_for_a_frame_is_retaken_as_jpeg_then_smaller() -> None:

@@ -8,7 +8,6 @@ import base64
 import json
 import os
 import re
-import shutil
 import struct
 import subprocess
 from pathlib import Path
@@ -57,7 +56,7 @@ from supervisor.errors import (
     PolicyDenied,
 )
 
-from .conftest import REPO, serve_command
+from .conftest import REPO, requires_node, serve_command
 
 # (patterns, url, allowed): the one table both implementations must agree on.
 URL_CASES: list[tuple[list[str], str, bool]] = [
@@ -96,7 +95,7 @@ def test_policy_matches_urls(patterns: list[str], url: str, allowed: bool) -> No
     assert url_allowed(tuple(patterns), url) is allowed
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@requires_node
 def test_extension_policy_agrees_with_the_server(tmp_path: Path) -> None:
     # extension/policy.js is an ES module without chrome.*: node runs it as it is (copied to .mjs).
     (tmp_path / "policy.mjs").write_text((REPO / "extension" / "policy.js").read_text())
@@ -496,7 +495,7 @@ def test_config_files_that_are_not_regular_files_are_refused_without_reading(tmp
         provider_tables(attrs.evolve(Config(), providers_file=big))
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@requires_node
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(sizes=st.lists(st.integers(0, 6 << 20), min_size=1, max_size=4), wide=st.booleans())
 def test_the_extension_cuts_events_to_fit_one_frame(tmp_path: Path, sizes: list[int], wide: bool) -> None:
@@ -522,7 +521,7 @@ def test_the_extension_cuts_events_to_fit_one_frame(tmp_path: Path, sizes: list[
         assert got["marked"] and got["n"] == len(sizes)  # cut strings, the event's shape kept
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@requires_node
 def test_general_tab_events_cut_every_long_string(tmp_path: Path) -> None:
     (tmp_path / "package.json").write_text('{"type": "module"}')
     for name in ("limits.js", "shared.js"):

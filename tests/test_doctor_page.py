@@ -28,13 +28,15 @@ from supervisor.app import saved_page
 from supervisor.app.saved_page import PageFileError, PageResult, probe_pages, read_saved_page
 
 from .cdp_pipe import CHROMIUM
+from .conftest import missing_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def in_browser(test: Callable[..., object]) -> Callable[..., object]:
     """A test that loads pages into a real headless Chromium."""
-    skip = pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"Chromium not found at {CHROMIUM}")
+    skip = pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK),
+                              reason=missing_tool(f"Chromium not found at {CHROMIUM}"))
     marked: Callable[..., object] = pytest.mark.chromium(skip(test))
     return marked
 

@@ -250,7 +250,7 @@ async def test_a_relaunch_makes_the_old_tab_ids_a_typed_error(toolsite: ToolSite
         tab = (await ok(b, "tab_new", {"url": "https://allowed.test/form"}))["tabId"]
         _, pid = await pids_of(b)
         os.killpg(pid, signal.SIGKILL)  # the browser dies; the next call launches another
-        await wait_group_gone(pid, 15)
+        await wait_group_gone(pid)
         for args in ({}, {"tab_id": tab}):  # the remembered current tab, and its id named outright
             assert "not known to the current browser" in await fails(b, "get_text", args, "target_gone")
         assert "not known to the current browser" in await fails(b, "tab_select", {"tab_id": tab}, "target_gone")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -62,9 +61,7 @@ async def test_stopped_worker_of_our_browser_is_woken_at_once(sites: FakeSites, 
             return not ext["connected"] or ext["since"] != before["extension"]["since"]
 
         await eventually(link_changed, 5, "the old link closed", 0.01)
-        t0 = time.monotonic()
-        await ask(b, "chatgpt", "And 3 plus 5?")
-        took = time.monotonic() - t0
+        await ask(b, "chatgpt", "And 3 plus 5?")  # how soon the wake comes: test_browser_actor, on a mock clock
 
         async def settled() -> dict[str, Any] | None:
             # Chrome sometimes starts the worker again by itself at once (an event for the extension), sooner than
@@ -74,10 +71,8 @@ async def test_stopped_worker_of_our_browser_is_woken_at_once(sites: FakeSites, 
             by_itself = "came back by itself" in b.log_text()
             return st if by_itself or st["browser"]["recovery"]["workerWakes"] >= 1 else None
 
-        # Not a timing claim (the ask's is above): a loaded machine can take seconds over the wake's bookkeeping.
         after = await eventually(settled, 10, "the worker woken, or back by itself", 0.05)
         log = b.log_text()
-    assert took < 5, f"the ask after a stopped worker took {took:.1f}s"
     assert after["extension"]["since"] != before["extension"]["since"]  # a new connection, from a new worker
     assert after["browser"]["pid"] == before["browser"]["pid"]
     if "came back by itself" not in log:
@@ -92,11 +87,9 @@ async def test_browser_dying_at_start_is_a_typed_error_with_its_own_line(sites: 
     browser's own words and the fix, and the status does not stay `launching`."""
     env = {"DISPLAY": "", "WAYLAND_DISPLAY": ""}
     async with open_bridge(sites, tmp_path, headless=False, env=env) as b:
-        t0 = time.monotonic()
         res = await b.call("ask_chatgpt_web", {"question": "What is 1 plus 1?"})
-        took = time.monotonic() - t0
         st = await browser_status(b)
-    assert took < 5, f"took {took:.1f}s"
+    # The browser's exit ended the ask (its own words and exit code), not a wait for its extension.
     assert res.is_error, res.content[0].text
     error = res.structured_content["error"]
     assert error["code"] == "browser_launch_failed"
@@ -130,7 +123,7 @@ async def test_browser_exits_and_the_next_ask_relaunches_it(sites: FakeSites, tm
     assert second["pid"] != first["pid"] and not process_alive(first["pid"])
     assert second["recovery"]["attempts"] == 1 and second["recovery"]["relaunched"] == 1
     assert second["lastRecovery"] == "relaunched"
-    assert 0 < second["launchToConnectedS"] < 15  # of the new browser
+    assert second["launchToConnectedS"] > 0  # of the new browser
     assert sc2["url"] == sc["url"]  # the conversation goes on in the new browser
 
 
@@ -171,19 +164,17 @@ async def test_ask_while_the_browser_is_still_shutting_down(sites: FakeSites, tm
         else:  # nothing tells it is closing, but the link is gone (an ask racing the link's close is prov's retry)
             await state_is(b, "degraded", timeout=15)
         go.touch()
-        t0 = time.monotonic()
         await ask(b, "chatgpt", "And 2 plus 10?")
-        took = time.monotonic() - t0
         second = (await linked_status(b))["browser"]
         log = b.log_text()
     assert "is still closing; waiting" in log
     if pipe == "silent":
         assert "does not answer on its debugging pipe; taking it as closing" in log
     assert second["pid"] != first["pid"] and second["recovery"]["relaunched"] == 1
-    if linger < 8:
-        assert "did not finish closing" not in log and took < linger + 10
-    else:  # it never finishes: ended after the grace period, not after the ask's whole timeout
-        assert "did not finish closing within 8s; ending it" in log and took < 20
+    if linger < 8:  # it finished closing by itself, and then the ask went on
+        assert "did not finish closing" not in log
+    else:  # it never finishes: ended after the grace period (not the ask's whole timeout), then the ask went on
+        assert "did not finish closing within 8s; ending it" in log
     assert [q["question"] for q in sites.chatgpt.log()] == ["What is 2 plus 9?", "And 2 plus 10?"]
 
 
@@ -216,9 +207,7 @@ async def test_profile_held_by_a_browser_without_our_extension(sites: FakeSites,
             while not (profile / "SingletonLock").is_symlink():
                 await trio.sleep(0.05)
         async with open_bridge(sites, tmp_path, profile_dir=profile) as b:
-            t0 = time.monotonic()
             res = await b.call("ask_chatgpt_web", {"question": "What is 7 plus 1?"})
-            took = time.monotonic() - t0
             st = await browser_status(b)
             os.killpg(by_hand.pid, signal.SIGKILL)  # the user closes it (killed: its lock stays behind, stale)
             await trio.to_thread.run_sync(by_hand.wait)
@@ -230,7 +219,8 @@ async def test_profile_held_by_a_browser_without_our_extension(sites: FakeSites,
             by_hand.wait()
     assert res.is_error and res.structured_content["error"]["code"] == "profile_in_use", res.content[0].text
     assert f"pid {by_hand.pid}" in res.content[0].text and "--profile-dir" in res.content[0].text
-    assert took < 20  # the launch-mode start attempt and this ask each wait 6 s at most
+    # Its own 6 s for a browser without our extension, not the 35 s an extension's alarm gets, nor the ask's timeout.
+    assert "no ai-bridge extension connected from it within 6s" in res.content[0].text
     assert st["state"] == "degraded" and f"pid {by_hand.pid}" in st["lastError"]
     assert after["ownership"] == "launched" and after["pid"] != by_hand.pid
 
@@ -240,31 +230,36 @@ async def test_profile_held_by_a_browser_without_our_extension(sites: FakeSites,
 
 async def test_connect_mode_reports_waiting_and_succeeds_on_the_next_wake(sites: FakeSites, tmp_path: Path) -> None:
     """The user's Chrome: its worker stopped, an ask reports "waiting for the extension" and goes on as soon as the
-    extension wakes (here: the user clicks its icon after 2 s)."""
+    extension wakes (here: the user clicks its icon when told)."""
     config = load({"state_dir": str(tmp_path / "state"), "browser": "connect"}, env={},
                   config_file=tmp_path / "none.toml")
     async with open_user_chrome(sites, tmp_path / "users-chrome") as chrome, open_actors(config) as bridge:
         browser = bridge.ref(BROWSER)
         await browser.call(EnsureBrowser(timeout_s=20), timeout=30)
         assert (await browser.call(BrowserStatus(), timeout=5)).ownership == "user"
+        due = await chrome.quiet_alarm()  # the keep-alive alarm's next firing, not in the next 15 s
         await chrome.stop_worker()
         await eventually(lambda: _state(browser, BrowserState.DEGRADED), 10, "link lost")
         progress: list[BrowserProgress] = []
+        told = trio.Event()
 
-        async def user_clicks_after(delay: float) -> None:
-            await trio.sleep(delay)
+        def on_progress(p: object) -> None:
+            if isinstance(p, BrowserProgress):
+                progress.append(p)
+                told.set()
+
+        async def user_clicks_when_told() -> None:
+            await told.wait()  # the ask says it waits for the extension: the user clicks its icon
             await chrome.click_toolbar_icon()
 
-        t0 = trio.current_time()
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(user_clicks_after, 2.0)
-            await browser.call(EnsureBrowser(timeout_s=30), timeout=40,
-                               on_progress=lambda p: progress.append(p) if isinstance(p, BrowserProgress) else None)
-        took = trio.current_time() - t0
+            nursery.start_soon(user_clicks_when_told)
+            await browser.call(EnsureBrowser(timeout_s=30), timeout=40, on_progress=on_progress)
         status = await browser.call(BrowserStatus(), timeout=5)
+        due_after, _ = await chrome.alarm()
     assert progress and progress[0].phase is BrowserPhase.WAITING_FOR_EXTENSION
     assert "waiting for the ai-bridge extension in your Chrome" in progress[0].message
-    assert 2.0 <= took < 6, f"took {took:.1f}s"  # right after the click, not at the next alarm
+    assert due_after == due  # back on the click: the alarm has not fired since
     assert status.state is BrowserState.CONNECTED and status.recovery.reattached == 1 and status.pid is None
 
 
@@ -283,12 +278,17 @@ async def test_auto_mode_waits_for_the_users_chrome_instead_of_launching(sites: 
         await chrome.stop_worker()
         await state_is(b, "degraded")
 
-        async def user_clicks_after(delay: float) -> None:
-            await trio.sleep(delay)
+        seen = len(b.progress)
+
+        async def waiting() -> bool:  # this ask's progress, not the first one's
+            return any(m.endswith("waiting for the extension") for _, m in b.progress[seen:])
+
+        async def user_clicks_when_the_ask_waits() -> None:
+            await eventually(waiting, 30, "the ask waiting for the user's Chrome")
             await chrome.click_toolbar_icon()
 
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(user_clicks_after, 4.0)
+            nursery.start_soon(user_clicks_when_the_ask_waits)
             sc = await ask(b, "chatgpt", "And 9 plus 2?")
         second = (await linked_status(b))["browser"]
         log = b.log_text()
@@ -315,7 +315,11 @@ async def test_auto_mode_steps_aside_when_the_users_chrome_comes_back(sites: Fak
                 return st if st["browser"]["recovery"]["handovers"] == 1 and st["extension"]["connected"] else None
 
             st = await eventually(handed_over, 20, "ai-bridge closed its browser for the user's Chrome")
-            await trio.sleep(3)  # long enough for a displaced extension to fight back, were it still there
+
+            async def ours_gone() -> bool:  # with it the displaced extension, which can no longer fight back
+                return not process_alive(ours["pid"])
+
+            await eventually(ours_gone, 20, "ai-bridge's own browser gone")
             later = await b.status()
             await ask(b, "chatgpt", "And 8 plus 2?")
             targets = await chrome.dt.send("Target.getTargets")

@@ -16,7 +16,7 @@ import os
 import re
 import signal
 import sys
-import time
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -164,7 +164,7 @@ async def test_extension_connects_and_round_trips(sites: FakeSites, tmp_path: Pa
         assert browser["mode"] == "launch" and browser["state"] == "connected"
         assert browser["ownership"] == "launched" and browser["headless"] is True
         assert live_processes(browser["pid"]), "the launched browser is not running"
-        assert 0 < browser["launchToConnectedS"] < 15
+        assert browser["launchToConnectedS"] > 0
         assert st["pid"] != browser["pid"]
         # Discovery hands out exactly the relay this server listens on.
         info = discovery_info(b)
@@ -363,11 +363,10 @@ async def relay_socket(ws_url: str, origin: str = EXT_ORIGIN) -> AsyncIterator[W
             nursery.cancel_scope.cancel()
 
 
-async def raw_link(ws_url: str, first: str | None, *, origin: str = EXT_ORIGIN) -> tuple[float, int | None, Any]:
+async def raw_link(ws_url: str, first: str | None, *, origin: str = EXT_ORIGIN) -> tuple[int | None, Any]:
     """Open the relay as a client would, send `first` (or nothing), and report how it ended:
-    (seconds until closed, close code — or the HTTP status of a refused upgrade —, frames received before)."""
+    (close code — or the HTTP status of a refused upgrade —, frames received before)."""
     frames: list[Any] = []
-    t0 = trio.current_time()
     code: int | None = None
     try:
         async with relay_socket(ws_url, origin) as ws:
@@ -385,7 +384,7 @@ async def raw_link(ws_url: str, first: str | None, *, origin: str = EXT_ORIGIN) 
             leaf = leaf.exceptions[0]
         assert isinstance(leaf, ConnectionRejected)
         code = -leaf.status_code  # negative: an HTTP status, the upgrade never happened
-    return trio.current_time() - t0, code, frames
+    return code, frames
 
 
 def hello(token: str, **over: Any) -> str:
@@ -400,18 +399,18 @@ async def test_relay_handshake_rejects_bad_token_version_origin_and_silence(site
         info = discovery_info(b)
         ws_url, token = info["wsUrl"], info["token"]
         wrong = ("0" if token[0] != "0" else "1") + token[1:]
-        _, code, frames = await raw_link(ws_url, hello(wrong))
+        code, frames = await raw_link(ws_url, hello(wrong))
         assert code == 4401 and frames == []
-        _, code, frames = await raw_link(ws_url, hello(token, protocolVersion=2))
+        code, frames = await raw_link(ws_url, hello(token, protocolVersion=2))
         assert code == 4400 and frames == []
-        _, code, frames = await raw_link(ws_url, json.dumps({"type": "ping", "id": 1}))  # not a hello
+        code, frames = await raw_link(ws_url, json.dumps({"type": "ping", "id": 1}))  # not a hello
         assert code == 4400 and frames == []
-        _, code, _ = await raw_link(ws_url, "not json")
+        code, _ = await raw_link(ws_url, "not json")
         assert code == 4400
-        elapsed, code, frames = await raw_link(ws_url, None)
-        assert code == 4408 and frames == [] and 4.5 <= elapsed < 8
+        code, frames = await raw_link(ws_url, None)  # the 5 s themselves: test_relay_wire, on a mock clock
+        assert code == 4408 and frames == []
         for origin in ("https://evil.example", "chrome-extension://aaaabbbbccccddddeeeeffffgggghhhh", "null", ""):
-            _, code, frames = await raw_link(ws_url, hello(token), origin=origin)
+            code, frames = await raw_link(ws_url, hello(token), origin=origin)
             assert code == -403 and frames == [], origin
         # None of it disturbed the real extension's connection.
         after = (await b.status())["extension"]
@@ -466,9 +465,7 @@ async def test_malformed_and_oversized_frames_do_not_crash_the_relay(sites: Fake
         assert relay["restarts"] == 0 and relay["state"] == "running", relay
         assert find_actor(st, "mcp_front")["restarts"] == 0
         # The real extension backs off (4409 told it it was replaced), then reconnects by itself; asks work again.
-        t0 = trio.current_time()
         await ask(b, "chatgpt", "After the storm: what is 3 plus 4?")
-        assert trio.current_time() - t0 < 45
         st = await linked_status(b)
         log = b.log_text()
     assert st["extension"]["userAgent"] != "raw-test-client"
@@ -505,16 +502,13 @@ async def test_extension_restart_mid_session_reconnects(sites: FakeSites, tmp_pa
             # A stopped worker stays stopped until an event wakes it: Chrome's alarm (≤ 30 s), or any tab event —
             # here the user opening a tab. (Often an event of the provider tab has woken it already.)
             await dt.send("Target.createTarget", {"url": "about:blank"})
-        t0 = trio.current_time()
         after = await linked_status(b, timeout=20)
-        reconnect_s = trio.current_time() - t0
         assert after["extension"]["since"] != before["extension"]["since"]
         new_worker = await extension_worker(dt)
         assert new_worker is not None and new_worker["targetId"] != worker["targetId"]
         sc2 = await ask(b, "chatgpt", "And 8 plus 10?")
         st = await b.status()
         pages = await dt.pages("https://chatgpt.com/")
-    assert reconnect_s < 10
     assert sc2["url"] == sc["url"]  # the same conversation goes on ...
     assert len(pages) == 1  # ... in the same tab, no duplicate
     assert find_actor(st, "relay")["restarts"] == 0 and find_actor(st, "chatgpt")["restarts"] == 0
@@ -541,14 +535,11 @@ async def test_console_drop_extension_then_it_reconnects(sites: FakeSites, tmp_p
                              "for x in t['browserTabs']], t['url'] == " + repr(sc["url"]))
         assert "('https://chatgpt.com/', True)" in tabs and tabs.rstrip().endswith("True)")
         assert "dropped the extension link" in await console("drop_extension()")
-        t0 = trio.current_time()
         after = await linked_status(b, timeout=20)
-        reconnect_s = trio.current_time() - t0
         assert after["extension"]["since"] != before["extension"]["since"]
         sc2 = await ask(b, "chatgpt", "And 6 plus 8?")
         assert "'connected': True" in await console("relay()")
         log = b.log_text()
-    assert reconnect_s < 10
     assert sc2["url"] == sc["url"]
     assert "dropping the extension link: dropped from the console" in log
 
@@ -570,12 +561,11 @@ async def test_tab_closed_mid_ask_then_snapshot_and_recovery(sites: FakeSites, t
             await trio.to_thread.run_sync(lambda: sites.chatgpt.wait_log(
                 lambda qs: qs and qs[0]["status"] == "streaming", timeout=20))
             [page] = await dt.pages("https://chatgpt.com/")
-            t0 = trio.current_time()
             await dt.send("Target.closeTarget", {"targetId": page["targetId"]})
-        failed_after = trio.current_time() - t0
         res = results[0]
+        # The close event fails the ask (tab_closed, not a timeout's code), cutting the answer's stream midway.
         assert res.is_error and res.structured_content["error"]["code"] == "tab_closed", res.content[0].text
-        assert failed_after < 5  # the close event fails the ask now, not at a timeout
+        assert sites.chatgpt.log()[0]["status"] in ("disconnected", "aborted")
         # Inspecting a closed tab: a typed error saying what to do, and no tab is opened for it.
         snap = await b.call("take_cdp_snapshot", {"target": "chatgpt", "screenshot": True})
         assert snap.is_error and snap.structured_content["error"]["code"] == "tab_closed"
@@ -606,24 +596,21 @@ async def pids_of(b: Bridge) -> tuple[int, int]:
     return serve_pid, browser_pid
 
 
-async def wait_group_gone(pgid: int, timeout: float) -> float:
-    t0 = trio.current_time()
-    while live_processes(pgid):
-        if trio.current_time() - t0 > timeout:
-            raise AssertionError(f"browser group {pgid} still alive after {timeout:g}s: {live_processes(pgid)}")
-        await trio.sleep(0.05)
-    return trio.current_time() - t0
+async def wait_group_gone(pgid: int, timeout: float = 30) -> None:
+    """Until no process of the group is left (`timeout`: a guard for a hang)."""
+    async def gone() -> bool:
+        return not live_processes(pgid)
+
+    await eventually(gone, timeout, f"the browser's process group {pgid} gone")
 
 
-@pytest.mark.parametrize("sig, limit", [(signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)], ids=["SIGTERM", "SIGKILL"])
-async def test_killing_serve_takes_the_headless_browser_down(sites: FakeSites, tmp_path: Path, sig: int,
-                                                             limit: float) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+async def test_killing_serve_takes_the_headless_browser_down(sites: FakeSites, tmp_path: Path, sig: int) -> None:
     async with open_bridge(sites, tmp_path) as b:
         serve_pid, browser_pid = await pids_of(b)
         os.kill(serve_pid, sig)
-        took = await wait_group_gone(browser_pid, limit)
+        await wait_group_gone(browser_pid)
         log = b.log_text()
-    assert took < limit
     if sig == signal.SIGTERM:
         assert "shutting down (SIGTERM)" in log and f"closing the browser we launched (pid {browser_pid})" in log
 
@@ -633,6 +620,7 @@ async def test_launched_browser_outlives_an_idle_worker_thread(tmp_path: Path) -
     — also in-process without the MCP front (``ai-bridge ask``/``doctor``), where no stdin reader keeps trio's
     worker threads busy (trio retires an idle worker thread after 10 s)."""
     from actors.protocol.browser import BROWSER, BrowserState, BrowserStatus, EnsureBrowser
+    from actors.protocol.relay import RELAY, ExtCommand
     from supervisor.app import open_bridge
     from supervisor.config import load
 
@@ -645,7 +633,18 @@ async def test_launched_browser_outlives_an_idle_worker_thread(tmp_path: Path) -
         browser = bridge.ref(BROWSER)
         await browser.call(EnsureBrowser(timeout_s=20), timeout=30)
         pid = (await browser.call(BrowserStatus(), timeout=5)).pid
-        await trio.sleep(13)
+        # Every worker thread that ran during the launch retires once idle: wait until the kernel has them gone
+        # (their /proc task entries), when a browser forked from one of them got its death signal.
+        workers = [t.native_id for t in threading.enumerate() if t is not threading.main_thread()]
+
+        async def retired() -> bool:
+            return not any(os.path.exists(f"/proc/self/task/{tid}") for tid in workers)
+
+        await eventually(retired, 30, "trio's worker threads of the launch retired")
+        # Then the browser still opens a tab for its extension: work for the browser process's UI thread, queued
+        # behind the shutdown a death signal would have started there.
+        await bridge.ref(RELAY).call(ExtCommand("tabs.create", {"url": "about:blank", "policy": {"hosts": []},
+                                                                "waitMs": 10_000}, 15), timeout=20)
         alive = pid is not None and bool(live_processes(pid))
         status = await browser.call(BrowserStatus(), timeout=5)
     assert alive, "the launched browser died while ai-bridge was idle"
@@ -712,12 +711,10 @@ async def test_connect_mode_without_extension_fails_with_install_hint(sites: Fak
     """Right after the server starts, the user's extension may be asleep (it looks for servers every 30 s): the ask
     waits that out, then fails with how to install the extension — not after the ask's whole timeout."""
     async with open_bridge(sites, tmp_path, extra=("--browser", "connect")) as b:
-        t0 = time.monotonic()
         res = await b.call("ask_chatgpt_web", {"question": "What is 1 plus 1?"})
-        took = time.monotonic() - t0
         st = await b.status()
         snap = await b.call("take_cdp_snapshot", {"target": "chatgpt"})
-    assert took < 40
+    # How long it waits (the extension's alarm window, not the ask's timeout): test_browser_actor, on a mock clock.
     assert res.is_error and res.structured_content["error"]["code"] == "extension_not_connected"
     text = res.content[0].text
     assert "extension-path" in text and "Load unpacked" in text and "chrome://extensions" in text

@@ -15,7 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -30,15 +30,11 @@ from supervisor import pairing
 from .conftest import REPO
 from .e2e import DevTools, open_bridge, requires_chromium
 from .fakesites.fixture import FakeSites
+from .other_user import OTHER_UID, as_other_user, copy_packages, public_folder, python_for_other_user
 from .test_e2e_link import FAST, ask, discovery_port, eventually, extension_worker, linked_status
 from .user_chrome import POPUP_URL
 
-OTHER_UID = 65534  # nobody
-pytestmark = [
-    requires_chromium, pytest.mark.chromium,
-    pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
-                       reason="running a process as another user needs root and setpriv"),
-]
+pytestmark = [requires_chromium, pytest.mark.chromium]
 
 
 @attrs.define
@@ -54,23 +50,29 @@ class Squatter:
         return [json.loads(e["data"]) for e in self.events("frame")]
 
 
+# What tests/squatter.py imports: trio and trio-websocket with their dependencies, all pure Python (import name,
+# distribution name: trio-websocket reads trio's version from its metadata).
+SQUATTER_PACKAGES = (("trio", "trio"), ("trio_websocket", "trio-websocket"), ("wsproto", "wsproto"), ("h11", "h11"),
+                     ("outcome", "outcome"), ("sniffio", "sniffio"), ("attr", "attrs"), ("attrs", "attrs"),
+                     ("sortedcontainers", "sortedcontainers"), ("idna", "idna"))
+
+
 @pytest.fixture
-def other_user_can_run_this_checkout() -> None:
-    """The squatter runs this checkout's script with its venv as uid 65534: a clone in a private folder (mktemp -d
-    makes one 0700) cannot be entered by that user."""
-    for path in (REPO / "tests" / "squatter.py", Path(sys.prefix)):
-        shut = [d for d in path.parents if not d.stat().st_mode & 0o001]
-        if shut:
-            pytest.skip(f"uid {OTHER_UID} cannot enter {shut[0]} (mode {shut[0].stat().st_mode & 0o777:o}): "
-                        "clone into a folder other users can traverse to run the squatter tests")
+def squatter_program() -> Iterator[list[str]]:
+    """How to start tests/squatter.py as uid 65534 from any checkout (tests/other_user.py): the script and the
+    packages it imports are copied to a folder every user can read. Nothing of the checkout or its venv needs to be
+    reachable: a fresh clone in a private folder runs this test too."""
+    with public_folder() as folder:
+        shutil.copy2(REPO / "tests" / "squatter.py", folder / "squatter.py")
+        copy_packages(folder, SQUATTER_PACKAGES)
+        yield as_other_user(*python_for_other_user(folder, "trio_websocket"), "-s", "-E", str(folder / "squatter.py"))
 
 
 @asynccontextmanager
-async def squatter(key_id: str | None = None, *, commands_first: bool = False) -> AsyncIterator[Squatter]:
+async def squatter(program: list[str], key_id: str | None = None, *,
+                   commands_first: bool = False) -> AsyncIterator[Squatter]:
     """tests/squatter.py as uid 65534, on the first free discovery port."""
-    cmd = ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups", sys.executable,
-           str(REPO / "tests" / "squatter.py"), *(["--key-id", key_id] if key_id else []),
-           *(["--commands-first"] if commands_first else [])]
+    cmd = [*program, *(["--key-id", key_id] if key_id else []), *(["--commands-first"] if commands_first else [])]
     lines: list[dict[str, Any]] = []
     async with trio.open_nursery() as nursery:
         proc = await nursery.start(partial(trio.run_process, cmd, stdout=subprocess.PIPE, cwd="/",
@@ -127,8 +129,8 @@ def row_on(rows: list[dict[str, Any]], port: int) -> dict[str, Any] | None:
     return next((r for r in rows if r.get("port") == port), None)
 
 
-@pytest.mark.usefixtures("other_user_can_run_this_checkout")
-async def test_another_users_server_is_shown_never_obeyed(sites: FakeSites, tmp_path: Path) -> None:
+async def test_another_users_server_is_shown_never_obeyed(sites: FakeSites, tmp_path: Path,
+                                                          squatter_program: list[str]) -> None:
     """Three squatters of uid 65534 hold discovery ports before our server starts: one with a key id of its own, two
     claiming our key's id (as if they had learned it), one of which sends its commands before its welcome. The
     extension connects to ours only; the first squatter never even gets a WebSocket, the others get one hello each
@@ -138,8 +140,8 @@ async def test_another_users_server_is_shown_never_obeyed(sites: FakeSites, tmp_
     state = tmp_path / "state"
     state.mkdir(mode=0o700)
     key = pairing.load_or_create(state)  # what `serve` will find there
-    async with squatter() as stranger, squatter(key_id=key.key_id) as impostor, \
-            squatter(key_id=key.key_id, commands_first=True) as hasty, \
+    async with squatter(squatter_program) as stranger, squatter(squatter_program, key_id=key.key_id) as impostor, \
+            squatter(squatter_program, key_id=key.key_id, commands_first=True) as hasty, \
             open_bridge(sites, tmp_path, state_dir=state) as b, b.devtools() as dt:
         st = await linked_status(b)
         await ask(b, "chatgpt", "What is 5 plus 5?")  # our own server is obeyed meanwhile
@@ -153,7 +155,14 @@ async def test_another_users_server_is_shown_never_obeyed(sites: FakeSites, tmp_
             return rows if done else None
 
         rows = await eventually(settled, 20, "every squatter seen and refused")
-        await trio.sleep(2)  # room for anything late to arrive
+        # What proves nothing more happens: two more discovery rounds (every 5 s while ours is connected) that
+        # reached every squatter. A socket the extension opened in the first would have shown by the second.
+        seen = {sq.port: len(sq.events("http")) for sq in (stranger, impostor, hasty)}
+
+        async def two_more_rounds() -> bool:
+            return all(len(sq.events("http")) >= seen[sq.port] + 2 for sq in (stranger, impostor, hasty))
+
+        await eventually(two_more_rounds, 20, "two more discovery rounds after the refusals")
         later = await b.status()
         pages = await dt.pages("https://chatgpt.com/")
         shown = await popup_text(dt)
@@ -172,6 +181,7 @@ async def test_another_users_server_is_shown_never_obeyed(sites: FakeSites, tmp_
     frames = impostor.frames()
     assert [f["type"] for f in frames] == ["hello"], frames
     assert pairing.NONCE.fullmatch(frames[0]["nonce"]) and len(frames[0]["nonce"]) == 64
+    assert len(impostor.events("ws-open")) == len(hasty.events("ws-open")) == 1  # and no second try
     assert impostor.events("ws-open")[0]["origin"].startswith("chrome-extension://")
     assert "could not prove" in impostor_row["lastError"]
     # The hasty one: its first command ended the connection, unanswered.

@@ -34,6 +34,9 @@ def assert_answers(res: Any, question: str, provider: str) -> dict[str, Any]:
 
 async def test_chatgpt_new_chat_then_existing_chat(sites: FakeSites, tmp_path: Path) -> None:
     sites.chatgpt.set_next(**FAST)
+    # The site starts answering 0.8 s after the user turn shows, as the real one can: until then the first answer
+    # looks finished, and only counting the turns before sending tells it from the second.
+    sites.chatgpt.set_page(stopDelayMs=800)
     q1 = "How many bytes are in 4 kilobytes? Answer with 4096 explained."
     async with open_bridge(sites, tmp_path) as b:
         sc = assert_answers(await b.call("ask_chatgpt_web", {"question": q1}), q1, "chatgpt")
@@ -44,6 +47,12 @@ async def test_chatgpt_new_chat_then_existing_chat(sites: FakeSites, tmp_path: P
         assert sc2["url"] == sc["url"]  # same conversation continues
         assert answer_ref(q1) not in sc2["answer"]  # not the earlier answer (seed v2.0.10 misidentification)
         history = b.history()
+        logs = {"ai-bridge.log": (b.state_dir / "ai-bridge.log").read_text(), "stderr": b.log_text()}
+    # docs/install.md: the log holds URLs, paths and errors, never questions or answers (history.jsonl keeps those).
+    assert "answered in" in logs["ai-bridge.log"] and "answered in" in logs["stderr"]  # the asks were logged
+    for where, text in logs.items():
+        for secret in ("kilobytes", answer_ref(q1), answer_ref(q2), sc["answer"][:40], sc2["answer"][:40]):
+            assert secret not in text, (where, secret)
     assert [h["question"] for h in history] == [q1, q2]
     assert all(h["status"] == "ok" and h["provider"] == "chatgpt" for h in history)
     log = sites.chatgpt.log()

@@ -80,9 +80,7 @@ async def test_a_deleted_conversation_is_known_at_once_and_the_ask_moves_to_a_ne
     old_id = site.log()[-1]["conversationId"]
     site.delete_conversation(old_id)
     async with open_bridge(sites, tmp_path, state_dir=state, profile_dir=profile) as b:
-        t0 = trio.current_time()
         sc = answered(await b.call(f"ask_{provider}_web", {"question": q2}), q2, provider)
-        took = trio.current_time() - t0
         sessions = json.loads((state / "sessions.json").read_text())
     assert [w["code"] for w in sc.get("warnings", [])] == ["conversation_gone"]
     assert first["url"] in sc["warnings"][0]["message"]
@@ -90,7 +88,7 @@ async def test_a_deleted_conversation_is_known_at_once_and_the_ask_moves_to_a_ne
     assert sc["url"] in json.dumps(sessions)  # the project now uses the new conversation
     log = site.log()
     assert [e["question"] for e in log] == [q1, q2] and log[1]["conversationId"] != old_id
-    assert took < 10  # no 10 s wait for earlier turns (a browser launch is inside this)
+    # No 10 s wait for earlier turns that never come: test_provider_flow, on a mock clock.
 
 
 # The fakes' defaults (July 2026 pickers): ChatGPT's pill on GPT-5.6 Sol, Gemini's picker on Flash.

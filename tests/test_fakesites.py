@@ -16,11 +16,12 @@ import pytest
 import trio
 
 from .cdp_pipe import CHROMIUM, CDPSession, open_chromium
+from .conftest import missing_tool
 from .fakesites.scripting import RATE_LIMIT_TEXT, answer_ref, default_answer
 
 pytestmark = [
     pytest.mark.chromium,
-    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"Chromium not found at {CHROMIUM}"),
+    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=missing_tool(f"Chromium not found at {CHROMIUM}")),
 ]
 
 FAST = {"firstTokenMs": 50, "chunks": 4, "intervalMs": 30}
@@ -379,13 +380,13 @@ async def test_chatgpt_thinking_skip_in_japanese(sites, browser):
     page = await open_chatgpt(browser)
     before = await chatgpt_ask(page, "再帰について詳しく説明してください")
     await page.wait_for("document.body.innerText.includes('今すぐ回答')", timeout=3)
-    t0 = time.monotonic()
     await page.evaluate("[...document.querySelectorAll('article[data-turn=\"assistant\"] button')]"
                         ".find((b) => b.textContent === '今すぐ回答').click()")
     await chatgpt_wait_complete(page, before["assistants"])
-    assert time.monotonic() - t0 < 3, "Skip thinking must cut the 20 s thinking short"
     body = await page.evaluate("document.body.innerText")
-    assert re.search(r"思考時間[：:]\s*\d+s", body) and "今すぐ回答" not in body
+    thought = re.search(r"思考時間[：:]\s*(\d+)s", body)
+    assert thought and int(thought.group(1)) < 20, "Skip thinking must cut the 20 s thinking short"
+    assert "今すぐ回答" not in body
     [entry] = wait_completed(sites.chatgpt)
     assert entry["thinkingSkipped"] is True
 

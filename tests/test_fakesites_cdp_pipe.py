@@ -8,10 +8,11 @@ import pytest
 import trio
 
 from .cdp_pipe import CHROMIUM, CDPConnectionClosed, CDPError, JavaScriptError, open_chromium
+from .conftest import missing_tool
 
 pytestmark = [
     pytest.mark.chromium,
-    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"Chromium not found at {CHROMIUM}"),
+    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=missing_tool(f"Chromium not found at {CHROMIUM}")),
 ]
 
 

@@ -5,6 +5,7 @@ actor gets its port back."""
 from __future__ import annotations
 
 import http.client
+import ipaddress
 import json
 import os
 import shutil
@@ -12,7 +13,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +27,7 @@ from supervisor.config import load
 from supervisor.constants import SHARED
 
 from .conftest import REPO, process_alive, serve_command
+from .other_user import as_other_user, public_folder, python_for_other_user
 from .test_fuzz import Closed, RawClient
 
 as_root = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
@@ -93,9 +94,11 @@ async def test_another_local_user_gets_neither_the_token_nor_the_link(tmp_path: 
         relay_port = int(info.ws_url.rsplit(":", 1)[1])
         args = ["-c", AS_NOBODY, str(port), str(relay_port), SHARED.extension_origin, SHARED.discovery_path]
         fds_before = open_fds()
-        nobody = await trio.lowlevel.open_process(
-            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-S", *args, "200"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        with public_folder() as folder:  # the checkout's venv may be out of that user's reach
+            python = python_for_other_user(folder)
+        nobody = await trio.lowlevel.open_process(as_other_user(*python, "-S", *args, "200"), cwd="/",
+                                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                  stderr=subprocess.DEVNULL)
         try:
             assert nobody.stdout is not None and nobody.stdin is not None
             out = b""
@@ -128,8 +131,34 @@ async def test_another_local_user_gets_neither_the_token_nor_the_link(tmp_path: 
     assert "Traceback" not in log_text
 
 
+def listening_on(port: int) -> set[str]:
+    """The local addresses of the sockets listening on TCP `port` in this network namespace, as the kernel lists
+    them (/proc/net/tcp and tcp6: hex address in host byte order, then the port; state 0A is LISTEN)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                addr, port_hex = local.split(":")
+                if state != "0A" or int(port_hex, 16) != port:
+                    continue
+                raw = b"".join(bytes.fromhex(addr[i:i + 8])[::-1] for i in range(0, len(addr), 8))
+                found.add(str(ipaddress.ip_address(raw)))
+    return found
+
+
+async def test_every_listener_binds_loopback_only(tmp_path: Path) -> None:
+    """docs/security.md: every listener binds 127.0.0.1 only. The kernel's table of listening sockets says where
+    discovery and the relay listen (the console is a Unix socket; MCP is stdio)."""
+    async with open_bridge(config(tmp_path)) as bridge:
+        port = await bridge.ref(DISCOVERY).call(DiscoveryPort(), timeout=5)
+        info = await bridge.ref(RELAY).call(RelayInfo(), timeout=5)
+        relay_port = int(info.ws_url.rsplit(":", 1)[1])
+        listening = {p: listening_on(p) for p in (port, relay_port)}
+    assert listening == {port: {"127.0.0.1"}, relay_port: {"127.0.0.1"}}
+
+
 async def test_a_peer_that_stops_reading_is_dropped_and_discovery_stays_up(tmp_path: Path) -> None:
-    from actors.relay import actor as relay_actor
 
     async with open_bridge(config(tmp_path)) as bridge:
         relay = bridge.ref(RELAY)
@@ -143,17 +172,19 @@ async def test_a_peer_that_stops_reading_is_dropped_and_discovery_stays_up(tmp_p
             big = "x" * (256 * 1024)
             for i in range(40):  # each pong echoes the id: 10 MiB the peer never reads
                 await client.send(json.dumps({"type": "ping", "id": f"{i}{big}"}))
-            t0 = time.monotonic()
             assert (await relay.call(LinkStatus(), timeout=5)).connected
             # Discovery answers all along: the relay's inbox never waits on that socket.
             for _ in range(5):
                 status, body = await trio.to_thread.run_sync(http_get, port)
                 assert status == 200 and json.loads(body)["wsUrl"] == info.ws_url
                 await trio.sleep(1)
-            with trio.fail_after(relay_actor.SEND_TIMEOUT_S + 10):
-                while (await relay.call(LinkStatus(), timeout=5)).connected:
+            with trio.fail_after(60):  # a guard for a hang: why it was dropped is checked below
+                while (report := await relay.call(LinkStatus(), timeout=5)).connected:
                     await trio.sleep(0.2)
-            dropped_after = time.monotonic() - t0
+            # Dropped by its send timeout (a frame it did not take: "not reading"), not by the heartbeat or anything
+            # slower.
+            assert report.last_drop is not None and report.last_drop.by_server
+            assert (report.last_drop.code, report.last_drop.reason) == (1001, "not reading")
         finally:
             await client.aclose()
         # A new extension connection is welcome at once.
@@ -164,7 +195,6 @@ async def test_a_peer_that_stops_reading_is_dropped_and_discovery_stays_up(tmp_p
             assert json.loads(await again.receive())["type"] == "welcome"
         finally:
             await again.aclose()
-    assert dropped_after < relay_actor.SEND_TIMEOUT_S + 10
 
 
 async def test_a_restarted_discovery_actor_gets_its_pinned_port_back(tmp_path: Path) -> None:

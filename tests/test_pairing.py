@@ -22,7 +22,7 @@ from supervisor import pairing
 from supervisor.constants import SHARED
 from supervisor.errors import PairingCodeInvalid, StateFileError
 
-from .conftest import REPO
+from .conftest import REPO, requires_node
 
 NONCE = "ab" * 32
 SERVER_ID = "0123456789abcdef0123456789abcdef"
@@ -151,7 +151,7 @@ console.log(JSON.stringify({out, bad, fingerprint: m.fingerprint(cases[0].keyIdG
 """
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@requires_node
 def test_the_extension_agrees_with_the_server(tmp_path: Path) -> None:
     assert NODE is not None
     module = tmp_path / "pairing.mjs"
@@ -176,3 +176,47 @@ def test_the_extension_agrees_with_the_server(tmp_path: Path) -> None:
     assert [o["keyId"] for o in got["out"]] == [key.key_id, other.key_id, *[key.key_id] * 4]
     assert got["fingerprint"] == key.fingerprint
     assert "not a pairing code" in got["bad"]
+
+
+# --- the extension opens sockets only on loopback (docs/security.md, "connects only to loopback ws:// URLs") ----------
+
+DISCOVERY_SCRIPT = """
+const opened = [];
+globalThis.WebSocket = class { constructor(url) { opened.push(url); } close() {} };  // records, opens nothing
+globalThis.chrome = { storage: { local: { get: async () => ({}), set: async () => {} } } };
+const { Discovery, PORTS } = await import(process.argv[2]);
+const urls = JSON.parse(process.argv[3]);
+const hex = (i, n) => String(i).padStart(n, '0');
+const answers = PORTS.map((_, i) => i >= urls.length ? null : {
+  wsUrl: urls[i][0], token: hex(i, 64), serverId: hex(i, 32), keyId: urls[i][1] ? 'ab'.repeat(8) : 'cd'.repeat(8),
+  protocolVersion: 1 });
+const pairings = { ready: Promise.resolve(), get: (keyId) => keyId === 'ab'.repeat(8) ? 'a paired key' : null };
+const d = new Discovery({ executor: {}, pairings, onChange() {} });
+d._reconcile(answers);  // one discovery round
+console.log(JSON.stringify({ opened, rows: d.snapshot().map((r) => [r.port, r.state, r.lastError]) }));
+process.exit(0);  // the connections' welcome timers would keep node running
+"""
+
+
+@requires_node
+def test_the_extension_sends_its_hello_only_to_a_loopback_socket(tmp_path: Path) -> None:
+    """The token goes in the hello, so the extension opens a WebSocket only to a loopback ws:// URL, whatever a
+    paired server's discovery answer names; and none at all to a server whose key it does not hold.
+    extension/discovery.js itself, under node, with a WebSocket that only records where it was asked to connect."""
+    assert NODE is not None
+    shutil.copytree(REPO / "extension", tmp_path / "ext")
+    (tmp_path / "ext" / "package.json").write_text('{"type": "module"}')
+    loopback = ["ws://127.0.0.1:9001/", "ws://localhost:9002", "ws://[::1]:9003/relay"]
+    elsewhere = ["ws://evil.example:9004", "wss://127.0.0.1:9005", "ws://127.0.0.2:9006", "ws://0.0.0.0:9007",
+                 "http://127.0.0.1:9008", "ws://127.0.0.1.evil.example:9009"]
+    unpaired = "ws://127.0.0.1:9010/"
+    urls = [(u, True) for u in loopback + elsewhere] + [(unpaired, False)]
+    (tmp_path / "ext" / "run.js").write_text(DISCOVERY_SCRIPT)
+    done = subprocess.run([NODE, str(tmp_path / "ext" / "run.js"), "./discovery.js", json.dumps(urls)],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert got["opened"] == loopback
+    refused = [(state, why) for _, state, why in got["rows"] if state != "connecting"]
+    assert refused == [("refused", f"wsUrl is not a loopback ws:// URL: {u}") for u in elsewhere] + [
+        ("unpaired", "not paired with this browser: run `ai-bridge pair` and paste the code it prints here")]

@@ -15,7 +15,7 @@ import trio
 import trio.testing
 
 from actors.cdp import TabInfo
-from actors.protocol.provider import Ask, AskPhase
+from actors.protocol.provider import Ask, AskPhase, question_digest
 from actors.protocol.relay import ExtCommand
 from actors.protocol.session_store import SessionEntry
 from actors.provider import chatgpt, drift, gemini
@@ -27,6 +27,7 @@ from supervisor.errors import (
     AnswerIncomplete,
     AnswerNotFound,
     InputRejected,
+    Interrupted,
     RateLimited,
     SendUnconfirmed,
     SiteError,
@@ -454,6 +455,60 @@ async def test_a_retry_that_cannot_see_its_turns_before_the_deadline_does_not_re
             await r.flow.run()
         nursery.cancel_scope.cancel()
     assert page.submitted == []
+
+
+# --- the answer is the new turn, and a reattached job reads only its own (issue 41) -----------------------------------
+
+
+async def test_the_answer_is_the_turn_after_the_ones_counted_before_sending(
+        autojump_clock: trio.testing.MockClock) -> None:
+    """The site starts answering a moment after the user turn shows (the real ChatGPT's stop button and new turn
+    come late): until then the previous answer, turn actions and all, looks finished. The ask waits for a turn past
+    the ones it counted before sending and reads that one, never the previous answer."""
+    async def late_start(page: FakePage, question: str) -> None:
+        await trio.sleep(0.8)  # the user turn shows, the composer is idle, the previous answer's actions are up
+        await answers_in(page, question, text="The new answer: 42.")
+
+    conv = "https://chatgpt.com/c/1234abcd-0000"
+    previous = "The previous answer, to another question."
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, state=ps(url=conv, user_count=1, assistant_count=1, answered=True,
+                                          last_user="Another question", last_len=len(previous),
+                                          last_has_feedback=True, send_found=False),
+                        answer=previous, respond=late_start)
+        out = await make_flow(page, chatgpt.TABLE, session_url=conv).flow.run()
+        nursery.cancel_scope.cancel()
+    assert out.answer == "The new answer: 42." and page.submitted == ["What is 6 times 7?"]
+
+
+@pytest.mark.parametrize("last_user, answered", [("What is 6 times 7?", True),
+                                                 ("Another question, asked in that tab since", False)])
+async def test_a_reattached_job_reads_only_its_own_question(autojump_clock: trio.testing.MockClock,
+                                                           last_user: str, answered: bool) -> None:
+    """A stopped server's job, reattached (only its question's digest is kept): when the conversation's last user
+    message is its question, that turn's answer is read; when it is another one (asked in that tab meanwhile), the
+    answer there is not this job's: `interrupted`, nothing typed, sent or read."""
+    conv = "https://chatgpt.com/c/1234abcd-0000"
+
+    def reloaded(page: FakePage, url: str) -> None:
+        page.answer = "Answer 42, read again."
+        page.update(url=url, user_count=2, assistant_count=2, last_user=last_user, answered=True,
+                    last_len=len(page.answer), last_has_feedback=True, stop=False)
+
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, state=ps(url="https://chatgpt.com/"), on_navigate=reloaded)
+        r = make_flow(page, chatgpt.TABLE, question="", attempt=2, memo=AskMemo(sent=True, url=conv))
+        r.flow.reattach = question_digest("What is 6 times 7?")
+        if answered:
+            out = await r.flow.run()
+            assert out.resumed and out.answer == "Answer 42, read again."
+        else:
+            with pytest.raises(Interrupted, match="not this job's question") as caught:
+                await r.flow.run()
+            assert caught.value.code == "interrupted" and caught.value.url == conv
+            assert not any(a.startswith("extract") for a in page.actions)
+        nursery.cancel_scope.cancel()
+    assert page.submitted == [] and not any(a in page.actions for a in ("fill", "click", "mouse", "enter"))
 
 
 # --- the answer is the new turn's own content (issue 19.3) ------------------------------------------------------------

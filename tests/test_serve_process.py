@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,12 +17,18 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from .conftest import REPO, process_alive, serve_command
 
 
-async def _wait_gone(pid: int, within: float) -> float:
-    t0 = time.monotonic()
-    with trio.fail_after(within):
+async def _wait_gone(pid: int) -> None:
+    with trio.fail_after(30):  # a guard for a hang: how the process ended is checked in its log
         while process_alive(pid):
             await trio.sleep(0.02)
-    return time.monotonic() - t0
+
+
+async def _handling(env: dict[str, str], actor: str) -> bool:
+    """Is `actor` handling a request now? The server's own tree, seen through `ai-bridge console` (which does not
+    go through the actors it shows)."""
+    got = await trio.run_process([*serve_command(), "console", "-c", "tree()"], env=env, cwd=REPO,
+                                 capture_stdout=True, capture_stderr=True, check=False)
+    return any(actor in line and " handling " in line for line in got.stdout.decode().splitlines())
 
 
 async def test_initialize_list_tools_and_bridge_status(server_env: dict[str, str], state_dir: Path) -> None:
@@ -60,7 +65,7 @@ async def test_initialize_list_tools_and_bridge_status(server_env: dict[str, str
     assert "early initialize reply differed" not in log_text
 
 
-async def test_stdin_eof_exits_zero_quickly(server_env: dict[str, str]) -> None:
+async def test_stdin_eof_exits_zero_quickly(server_env: dict[str, str], state_dir: Path) -> None:
     proc = subprocess.Popen([*serve_command(), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=server_env, cwd=REPO)
     try:
@@ -71,11 +76,12 @@ async def test_stdin_eof_exits_zero_quickly(server_env: dict[str, str]) -> None:
         proc.stdin.flush()
         line = await trio.to_thread.run_sync(proc.stdout.readline)
         assert json.loads(line)["id"] == 1
-        t0 = time.monotonic()
         proc.stdin.close()
-        rc = await trio.to_thread.run_sync(proc.wait, 3)
+        rc = await trio.to_thread.run_sync(proc.wait, 60)  # a guard for a hang
         assert rc == 0
-        assert time.monotonic() - t0 < 3
+        # Quickly: the graceful stop finished by itself, with nothing left to cancel after its grace.
+        log = (state_dir / "ai-bridge.log").read_text()
+        assert "shutting down (stdin closed)" in log and "app: stopped" in log and "cancelling them" not in log
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -86,7 +92,8 @@ async def test_stdin_eof_exits_zero_quickly(server_env: dict[str, str]) -> None:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
-async def test_signal_during_a_slow_call_exits_within_3s(server_env: dict[str, str], signum: int) -> None:
+async def test_signal_during_a_slow_call_exits_within_3s(server_env: dict[str, str], state_dir: Path,
+                                                         signum: int) -> None:
     # The fault kit makes the session store take 60 s over its next message: bridge_status's history read.
     env = {**server_env, "AI_BRIDGE_ALLOW_FAULTS": "1",
            "AI_BRIDGE_INJECT_FAULTS": "session_store:slow:0,session_store:slow:60"}
@@ -108,12 +115,18 @@ async def test_signal_during_a_slow_call_exits_within_3s(server_env: dict[str, s
                     slow_call_ended.set()
 
             nursery.start_soon(slow_call)
-            await trio.sleep(0.5)
-            assert process_alive(pid)
+            with trio.fail_after(30):
+                while not await _handling(env, "session_store"):  # the slow call is there
+                    await trio.sleep(0.05)
             os.kill(pid, signum)
-            elapsed = await _wait_gone(pid, within=3.0)
-            assert elapsed < 3.0
+            await _wait_gone(pid)
             nursery.cancel_scope.cancel()
+    # Within 3 s: the graceful stop finished inside its 3 s grace (nothing was left to cancel after it, and the 5 s
+    # hard exit never came), the slow call notwithstanding.
+    log = (state_dir / "ai-bridge.log").read_text()
+    name = signal.Signals(signum).name
+    assert f"shutting down ({name})" in log and f"stopped ({name})" in log
+    assert "cancelling them" not in log and "exiting hard" not in log
 
 
 async def test_bad_config_is_one_clear_line_and_exit_2(server_env: dict[str, str]) -> None:

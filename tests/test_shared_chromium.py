@@ -9,11 +9,12 @@ import pytest
 import trio
 
 from .cdp_pipe import CHROMIUM
+from .conftest import missing_tool
 from .shared_chromium import SharedChromium
 
 pytestmark = [
     pytest.mark.chromium,
-    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"Chromium not found at {CHROMIUM}"),
+    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=missing_tool(f"Chromium not found at {CHROMIUM}")),
 ]
 
 

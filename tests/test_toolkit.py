@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pydantic
 import pytest
 from jsonschema import Draft202012Validator
 
+from actors.mcp_front.actor import call_tool
 from actors.mcp_front.toolkit import Absent, Annotations, Args, Output, Result, Tool
 from actors.mcp_front.tools import TOOLS
 from actors.mcp_front.tools.render import Answer, BothAnswers, DryRun, JobStarted
-from supervisor.errors import ErrorInfo
+from supervisor.errors import ErrorInfo, TabClosed
 
 
 class Echo(Output):
@@ -117,3 +119,39 @@ def test_the_ask_outputs_name_every_provider() -> None:
 
     assert set(BothAnswers.model_fields) == {p.value for p in ProviderName}
     assert TOOLS["ask_chatgpt_web"].output == (Answer, JobStarted, DryRun)
+
+
+# --- a handler's unexpected failure (docs/troubleshooting.md, internal_error) ----------------------------------------
+
+
+@pytest.mark.parametrize(("raised", "code"), [
+    (KeyError("jobs"), "internal_error"),
+    (ExceptionGroup("a handler's nursery", [ZeroDivisionError("division by zero")]), "internal_error"),
+    (ExceptionGroup("a handler's nursery", [TabClosed("the tab went away")]), "tab_closed"),
+    (None, "internal_error"),  # the handler's result does not match its own output schema
+])
+async def test_an_unexpected_failure_is_internal_error_and_the_next_call_is_served(
+        raised: Exception | None, code: str, caplog: pytest.LogCaptureFixture) -> None:
+    """A bug in one call (a handler raising something that is no typed error, or returning a result its schema
+    refuses) is answered as a typed error, never raised into the MCP session; a typed error a nursery wrapped keeps
+    its own code. The next call is served as usual."""
+    async def handler(*_: Any) -> Result:
+        if raised is not None:
+            raise raised
+        return Result("not a count", {"text": "x", "count": "many"})
+
+    async def fine(*_: Any) -> Result:
+        return Result("ok", {"text": "ok", "count": 1})
+
+    t = Tool("t", "test tool", Args, handler, Annotations(read_only=True), output=Echo)
+    got = await call_tool(t, None, None, {})  # type: ignore[arg-type]  # these handlers use neither
+    assert got.is_error and got.structured is not None
+    assert got.structured["error"]["code"] == code
+    t.check_output(got)  # the error matches the tool's output schema, as the TypeScript SDK checks
+    if code == "internal_error":
+        assert "failed with an unexpected" in got.structured["error"]["message"]
+        assert "The server goes on" in got.structured["error"]["hint"]
+        [crash] = [r for r in caplog.records if r.getMessage() == "tool t crashed"]
+        assert crash.exc_info is not None  # the traceback is in the log
+    again = await call_tool(attrs.evolve(t, handler=fine), None, None, {})  # type: ignore[arg-type]
+    assert not again.is_error and again.structured == {"text": "ok", "count": 1}

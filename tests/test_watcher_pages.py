@@ -28,11 +28,12 @@ from actors.provider.table import ProviderTable, Watch
 
 from . import cdp_pipe
 from .cdp_pipe import CHROMIUM
+from .conftest import missing_tool
 from .shared_chromium import ChromiumPool
 
 pytestmark = [
     pytest.mark.chromium,
-    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"Chromium not found at {CHROMIUM}"),
+    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=missing_tool(f"Chromium not found at {CHROMIUM}")),
 ]
 
 TABLES = {"chatgpt": chatgpt.TABLE, "gemini": gemini.TABLE}

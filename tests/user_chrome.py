@@ -7,6 +7,7 @@ with the state dir's key, as the user does by pasting `ai-bridge pair`'s code in
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -30,6 +31,7 @@ from .fakesites.fixture import FakeSites
 EXT_ID = "dehbpnglmiedeaaddfipmnmhmblajpci"
 EXT_ORIGIN = f"chrome-extension://{EXT_ID}"
 POPUP_URL = f"{EXT_ORIGIN}/popup.html"
+ALARM = "ai-bridge-discovery"  # extension/background.js: the keep-alive alarm (period 30 s)
 
 
 @attrs.define
@@ -60,10 +62,46 @@ class UserChrome:
 
     async def click_toolbar_icon(self) -> None:
         """What clicking the extension's icon does: its popup page opens (here in a hidden target: no tab, so no tab
-        event wakes the worker, only the popup itself), and closes when the user looks away."""
+        event wakes the worker, only the popup itself), and closes when the user looks away: once the popup has
+        loaded (its script asked the worker for its status, which wakes a stopped one) and a worker runs."""
         target = (await self.dt.send("Target.createTarget", {"url": POPUP_URL, "hidden": True}))["targetId"]
-        await trio.sleep(1.0)
+        with trio.fail_after(15):
+            while not (await self._loaded(target) and await self.worker() is not None):
+                await trio.sleep(0.05)
         await self.dt.send("Target.closeTarget", {"targetId": target})
+
+    async def _loaded(self, target: str) -> bool:
+        return bool(await self.dt.evaluate(target, "location.protocol === 'chrome-extension:' && "
+                                                   "document.readyState === 'complete'"))
+
+    async def alarm(self) -> tuple[float, float]:
+        """The extension's keep-alive alarm, read in its running worker: (when it fires next, the worker's now), both
+        epoch ms on Chrome's clock. Chrome moves a periodic alarm on by its period when it fires."""
+        worker = await self.worker()
+        assert worker is not None, "no extension worker runs"
+        session = (await self.dt.send("Target.attachToTarget", {"targetId": worker["targetId"],
+                                                                "flatten": True}))["sessionId"]
+        try:
+            got = await self.dt.send("Runtime.evaluate", {
+                "expression": f"chrome.alarms.get({json.dumps(ALARM)}).then((a) => [a ? a.scheduledTime : null, "
+                              "Date.now()])", "awaitPromise": True, "returnByValue": True}, session)
+        finally:
+            await self.dt.send("Target.detachFromTarget", {"sessionId": session})
+        due, now = got["result"]["value"]
+        assert due is not None, "the extension has no keep-alive alarm"
+        return float(due), float(now)
+
+    async def quiet_alarm(self, margin_ms: float = 15_000) -> float:
+        """When the keep-alive alarm fires next, at least `margin_ms` from now: if it is due sooner, this waits for it
+        to fire first. So a test can tell a worker something else woke (the popup) from one the alarm woke: the alarm
+        has not fired since (its time is unchanged)."""
+        due, now = await self.alarm()
+        if due - now >= margin_ms:
+            return due
+        with trio.fail_after(60):
+            while (await self.alarm())[0] == due:
+                await trio.sleep(0.2)
+        return (await self.alarm())[0]
 
 
 async def pair_over_devtools(dt: DevTools, state_dir: Path) -> str:

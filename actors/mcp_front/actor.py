@@ -64,6 +64,29 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
+async def call_tool(tool: Tool, deps: FrontDeps, call: ToolCall, raw: dict[str, Any]) -> Result:
+    """One tools/call: its arguments validated, its handler run, its result checked. A `BridgeError` is the tool's
+    typed error; anything else is a bug in this one call, logged with its traceback and answered as
+    ``internal_error``: never raised into the SDK's session, which serves the next call."""
+    try:
+        args = tool.parse(raw)
+        result = await tool.handler(deps, call, args)
+        tool.check_output(result)
+        return result
+    except BridgeError as exc:
+        log.info("tool %s failed: %s", tool.name, exc.code)
+        return Result.error(exc.info())
+    except Exception as exc:
+        leaf = _leaf(exc)
+        if isinstance(leaf, BridgeError):
+            log.info("tool %s failed: %s", tool.name, leaf.code)  # a handler's nursery wrapped it
+            return Result.error(leaf.info())
+        log.exception("tool %s crashed", tool.name)
+        return Result.error(InternalError(
+            f"{tool.name} failed with an unexpected {type(leaf).__name__}: {str(leaf)[:300]}",
+            hint="This is a bug in ai-bridge; the log file has the traceback. The server goes on.").info())
+
+
 async def run(
     ctx: ActorContext[Message],
     *,
@@ -202,26 +225,8 @@ async def _serve(ctx: ActorContext[Message], *, config: Config, system: ActorSys
         tool = served.get(params.name)
         if tool is None:
             raise unknown_tool(params.name)
-        return _to_result(types, await _call(tool, sdk_ctx, dict(params.arguments or {})))
-
-    async def _call(tool: Tool, sdk_ctx: Any, raw: dict[str, Any]) -> Result:
-        try:
-            args = tool.parse(raw)
-            result = await tool.handler(deps, ToolCall(sdk_ctx, project_of), args)
-            tool.check_output(result)
-            return result
-        except BridgeError as exc:
-            log.info("tool %s failed: %s", tool.name, exc.code)
-            return Result.error(exc.info())
-        except Exception as exc:
-            leaf = _leaf(exc)
-            if isinstance(leaf, BridgeError):
-                log.info("tool %s failed: %s", tool.name, leaf.code)  # a handler's nursery wrapped it
-                return Result.error(leaf.info())
-            log.exception("tool %s crashed", tool.name)
-            return Result.error(InternalError(
-                f"{tool.name} failed with an unexpected {type(leaf).__name__}: {str(leaf)[:300]}",
-                hint="This is a bug in ai-bridge; the log file has the traceback. The server goes on.").info())
+        return _to_result(types, await call_tool(tool, deps, ToolCall(sdk_ctx, project_of),
+                                                 dict(params.arguments or {})))
 
     server = Server(
         "ai-bridge",

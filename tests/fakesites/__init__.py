@@ -126,6 +126,8 @@ step by step, よく考えて ...) is answered with ``thinking`` on, as a model 
                              and each answer's data-message-model-slug ("gpt-5-2")
     rerenderDelayMs 0        a hidden tab's stale answer text re-renders this long after the page became visible
                              (0: in the next animation frame)
+    stopDelayMs 0            ChatGPT: the site answers this long after the user turn shows; until then the
+                             composer stays idle (no stop button, no new turn), so the previous answer looks finished
     uploadMs    300          uploads (issue 20): each file chosen in the composer's file input (ChatGPT
                              ``form div.hidden > input[type=file]``; Gemini ``uploader input[type=file]``) shows a
                              chip (ChatGPT ``div[data-testid=file-tile]``, Gemini ``uploader-file-preview``, both with

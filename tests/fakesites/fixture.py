@@ -81,7 +81,7 @@ class SiteControl:
     def set_page(self, count: int | None = None, **options: Any) -> dict:
         """Page-load options: lang ("en"/"ja"), login, slowBootMs, slowLoadMs, historyDelayMs, editor
         ("prosemirror"/"textarea"), sendClick, layout, drift, shape ("2026"/"2025"), extensionButtons, model,
-        rerenderDelayMs (see ``scripting.PageOptions``)."""
+        rerenderDelayMs, stopDelayMs (see ``scripting.PageOptions``)."""
         return self.request("POST", "/__control", {"page": {**options, "count": count}})
 
     def delete_conversation(self, *conversation_ids: str) -> dict:

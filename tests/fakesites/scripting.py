@@ -162,6 +162,9 @@ class PageOptions:
                                    # 5.2") and each answer's data-message-model-slug ("gpt-5-2")
     rerenderDelayMs: float = 0.0   # a hidden tab's stale answer text re-renders this long after the page became
                                    # visible (0: in the next animation frame)
+    stopDelayMs: float = 0.0       # ChatGPT only: the site answers this long after the user turn shows. Until then
+                                   # the composer stays idle (no stop button, no new turn): the moment in which the
+                                   # previous answer still looks finished
     # Uploads (issue 20): the composer's file input makes a chip per file with a progress indicator until the
     # upload (POST to the site) is done; a refused file shows a toast naming it and is not attached.
     uploadMs: float = 300.0        # how long each file's chip shows its progress (the upload itself is real)
@@ -240,7 +243,7 @@ class PageOptions:
             value = getattr(opts, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ControlError(f"{name} must be an integer >= 0")
-        for name in ("slowBootMs", "historyDelayMs", "slowLoadMs", "rerenderDelayMs", "uploadMs"):
+        for name in ("slowBootMs", "historyDelayMs", "slowLoadMs", "rerenderDelayMs", "uploadMs", "stopDelayMs"):
             value = getattr(opts, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
                 raise ControlError(f"{name} must be a number >= 0")

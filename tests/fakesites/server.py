@@ -217,7 +217,8 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
                      boot={"locale": lang, "composer": opts.editor, "b": token, "sendClick": opts.sendClick,
                            "layout": opts.layout, "drift": opts.drift, "shape": opts.shape,
                            "extensionButtons": opts.extensionButtons, "model": opts.model,
-                           "rerenderDelayMs": opts.rerenderDelayMs, **_upload_boot(opts)})
+                           "rerenderDelayMs": opts.rerenderDelayMs, "stopDelayMs": opts.stopDelayMs,
+                           **_upload_boot(opts)})
 
     @app.get("/")
     async def home() -> Response:

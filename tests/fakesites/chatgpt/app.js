@@ -37,7 +37,8 @@
 // and comes back in the first animation frame after the page becomes visible (frames do not run while hidden), or
 // BOOT.rerenderDelayMs later. A script's renderLagMs holds the text back until that long after the stop button
 // went (the turn actions come first). Limits show as an error-styled turn, an alert box in the thread, a toast or
-// a banner; a broken stream as an error block with a Retry button. BOOT.layout moves the answer text (to pin
+// a banner; a broken stream as an error block with a Retry button. BOOT.stopDelayMs: the stop button and the
+// new turn come that long after the user turn. BOOT.layout moves the answer text (to pin
 // extraction anchors), BOOT.sendClick makes the send button ignore untrusted (script) clicks or all clicks.
 
 const BOOT = JSON.parse(document.getElementById('client-bootstrap').textContent);
@@ -107,6 +108,7 @@ function h(tag, attrs, ...children) {
 const state = {
   conversationId: null,
   streaming: false,
+  delayed: false,      // BOOT.stopDelayMs: the question went, the answer has not started yet
   frozen: false,       // the server said this answer hangs: the stop button no longer does anything
   abort: null,
   turnIndex: 0,
@@ -586,7 +588,7 @@ function showLimit(place, text, messageId) {
 }
 
 async function send() {
-  if (state.streaming || (uploader && uploader.busy())) return;  // no send while a file uploads
+  if (state.streaming || state.delayed || (uploader && uploader.busy())) return;  // no send while a file uploads
   const question = editorText().trim();   // read at send time: whatever the editor holds now is what is asked
   if (!question) return;
   const attachments = uploader ? uploader.ids() : [];
@@ -594,6 +596,13 @@ async function send() {
   clearEditor();
   onEditorChange();
   addUserTurn(question);
+  if (BOOT.stopDelayMs > 0) {
+    // The site takes a moment to answer: the user turn shows, the composer stays idle (no stop button, no new
+    // turn), and the previous answer still looks finished.
+    state.delayed = true;
+    await new Promise((resolve) => setTimeout(resolve, BOOT.stopDelayMs));
+    state.delayed = false;
+  }
   const abort = new AbortController();
   state.abort = abort;
   setStreaming(true);
