@@ -218,5 +218,8 @@ def test_the_extension_sends_its_hello_only_to_a_loopback_socket(tmp_path: Path)
     got = json.loads(done.stdout)
     assert got["opened"] == loopback
     refused = [(state, why) for _, state, why in got["rows"] if state != "connecting"]
-    assert refused == [("refused", f"wsUrl is not a loopback ws:// URL: {u}") for u in elsewhere] + [
-        ("unpaired", "not paired with this browser: run `ai-bridge pair` and paste the code it prints here")]
+    # In the extension's own words, never echoing what the server wrote (issue 36): no URL of theirs in the popup.
+    assert refused == [("refused", "its discovery answer is not one this extension accepts (another version, or not "
+                        "ai-bridge): its wsUrl is not a loopback ws:// URL")] * len(elsewhere) + [
+        ("unpaired", "not paired with this browser. If it is yours, run `ai-bridge pair` in your own terminal and "
+         "paste the code it prints below; a server never asks you for a code")]
