@@ -492,8 +492,8 @@ async def _one_ask(actor: ProviderActor, env: Envelope[ProviderRequest], msg: As
                            hint="Reload the tab or start a new chat (new_chat: true).", partial=exc.partial)
             room = budget.remaining() > actor.to.attempt_reserve_s + actor.to.min_stall_s
             if env.attempt < Ask.max_attempts and room:
-                actor.log.warning("%s (attempt %d); restarting the %s actor to retry", exc.message, env.attempt,
-                                  actor.t.title)
+                actor.log.info("%s (attempt %d); restarting the %s actor to retry", exc.message, env.attempt,
+                               actor.t.title)
                 crash = Retry(exc.message, failure=gave_up)  # crash on purpose (below): a fresh tab connection
             else:
                 status, error = AskStatus.STUCK, gave_up

@@ -22,7 +22,11 @@ Typical use: register `ai-bridge serve` as an MCP server in your agent; check th
 """
 
 
-def _common(p: argparse.ArgumentParser) -> None:
+QUIET_COMMANDS = ("ask", "doctor", "check")  # their own output is the report: logging defaults to warning
+DEBUG_HELP = "on an error, also print its traceback (without it: one line naming the error and its fix)"
+
+
+def _common(p: argparse.ArgumentParser, *, quiet: bool = False, debug_help: str = DEBUG_HELP) -> None:
     g = p.add_argument_group("state and logging")
     g.add_argument("--state-dir", help="sessions, history, logs, browser profile "
                    "(default $XDG_STATE_HOME/ai-bridge or ~/.local/state/ai-bridge; env AI_BRIDGE_STATE_DIR)")
@@ -31,7 +35,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     g.add_argument("--providers", dest="providers_file", type=Path, metavar="FILE",
                    help="selectors and labels to prepend to the provider tables; one named here must exist "
                    "(default $XDG_CONFIG_HOME/ai-bridge/providers.toml, if it exists; docs/providers.md)")
-    g.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="default info")
+    g.add_argument("--log-level", choices=["debug", "info", "warning", "error"],
+                   help="default warning: this command's own output is the report" if quiet else "default info")
+    g.add_argument("--debug", action="store_true", help=debug_help)
     g.add_argument("-v", "--verbose", action="count", default=0, help="debug logging (-vv: libraries too)")
     g.add_argument("--project", help="project name for sessions (default: the MCP client's root or the cwd)")
     g.add_argument("--private-text", action="store_true", default=None,
@@ -106,7 +112,7 @@ def parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("ask", help="ask ChatGPT and/or Gemini from the terminal (progress on stderr)",
                        description="Ask through the browser, as the MCP tools do, and print the answer on stdout.")
-    _common(a)
+    _common(a, quiet=True)
     a.add_argument("--provider", choices=["chatgpt", "gemini", "both"], default="both",
                    help="which site to ask (default: both, in parallel)")
     a.add_argument("--new-chat", action="store_true", help="start a fresh conversation")
@@ -132,7 +138,7 @@ def parser() -> argparse.ArgumentParser:
                        "trip, debugger attach on the self-test page. Uses a temporary profile. Exit 0 = all pass. "
                        "With --live: the no-send health probe of the provider pages in your browser instead. "
                        "With --page: the same probe, and the answer an ask would read, on a page you saved.")
-    _common(d)
+    _common(d, quiet=True)
     d.add_argument("--live", action="store_true",
                    help="open each provider page in the browser ai-bridge uses (any --browser mode) and check every "
                    "selector and label of its table; types and sends nothing. Exit 0 only when nothing required "
@@ -153,7 +159,8 @@ def parser() -> argparse.ArgumentParser:
                        "print a progress line per scenario and a summary, and write a JSON and a markdown report to "
                        "<state-dir>/reports/. Exit 0 only when every selected scenario passed; 2 for invalid "
                        "scenarios or options. See docs/check.md.")
-    _common(k)
+    _common(k, quiet=True, debug_help="print each ask's phases and the probe's whole table, keep whole answers and a "
+            "page snapshot of every scenario in the reports; on an error, also print its traceback")
     k.add_argument("--scenarios", dest="scenario_files", action="append", default=[], type=Path, metavar="FILE",
                    help="also load the scenarios of this JSON file (repeatable; after the shipped ones)")
     k.add_argument("--list", dest="list_only", action="store_true",
@@ -165,9 +172,6 @@ def parser() -> argparse.ArgumentParser:
     k.add_argument("--tag", dest="tags", action="append", default=[], metavar="TAG",
                    help="run only scenarios with this tag (repeatable: every tag given; smoke, regression, chatgpt, "
                    "gemini, thinking, parallel, code)")
-    k.add_argument("--debug", action="store_true",
-                   help="print each ask's phases, keep whole answers and a page snapshot of every scenario in the "
-                   "reports")
 
     c = sub.add_parser("console", help="live inspection of a running server (actor tree, tasks, faults)",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -182,6 +186,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--socket", type=Path, help="connect to this console socket directly")
     c.add_argument("-c", dest="commands", action="append", default=[], metavar="CODE",
                    help="run this code and exit instead of the interactive REPL (repeatable)")
+    c.add_argument("--debug", action="store_true", help=DEBUG_HELP)
 
     pr = sub.add_parser("pair", help="print the code that pairs your own Chrome's extension with your servers",
                         description="Print the pairing code of the state dir's key (made on first use) on stdout, "
@@ -191,6 +196,7 @@ def parser() -> argparse.ArgumentParser:
                         "The code is as private as the key file: do not share it.")
     pr.add_argument("--state-dir", help="the servers' state dir (default as for serve)")
     pr.add_argument("--config", type=Path, help="TOML config file (default as for serve)")
+    pr.add_argument("--debug", action="store_true", help=DEBUG_HELP)
 
     j = sub.add_parser("jobs", help="list the background jobs and get their answers, from their records",
                        description="The background jobs (asks with background: true, MCP tasks) of the state dir, "
@@ -209,6 +215,7 @@ def parser() -> argparse.ArgumentParser:
     j.add_argument("--wait", type=_seconds, metavar="S",
                    help="with get: wait up to S seconds for a running job to end, while a server runs it (default: "
                    "look once)")
+    j.add_argument("--debug", action="store_true", help=DEBUG_HELP)
 
     sub.add_parser("extension-path", help="print the folder of the Chrome extension to 'Load unpacked'",
                    description="Print the folder of the bundled Chrome extension. In chrome://extensions turn on "
@@ -231,7 +238,8 @@ def _config(args: argparse.Namespace) -> Any:
         from ..errors import ConfigError
 
         raise ConfigError(f"option --config: {explicit} does not exist (or is not a file)")
-    return cfg.load(cli, config_file=explicit)
+    defaults = {"log_level": "warning"} if args.command in QUIET_COMMANDS else None
+    return cfg.load(cli, config_file=explicit, defaults=defaults)
 
 
 def _pair(state_dir: Path) -> int:
@@ -258,6 +266,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser().print_help(sys.stderr)
         return 2
+    from .failure import run_command
+
+    return run_command(lambda: _command(args), debug=getattr(args, "debug", False))
+
+
+def _command(args: argparse.Namespace) -> int:
     if args.command == "extension-path":
         from ..paths import extension_path
 
@@ -300,10 +314,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from .. import logs
 
-    level = config.log_level
-    quiet = args.command in ("doctor", "ask", "check")
-    if quiet and args.log_level is None and "AI_BRIDGE_LOG_LEVEL" not in os.environ:
-        level = "warning"  # their own output is the report; the log file still gets what passes this level
     log_file: Path | None = config.log_file
     try:
         ensure_private_dir(config.state_dir)  # 0700 and ours; another user's state dir is refused outright
@@ -316,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         log_file = None  # unwritable: run without sessions, history and log file (each says so once)
         print(f"ai-bridge: warning: {exc.message}; running without sessions, history or a log file",
               file=sys.stderr)
-    logs.setup(level, log_file, verbose=args.verbose)
+    logs.setup(config.log_level, log_file, verbose=args.verbose)
     if args.command == "serve":
         from .serve import serve
 
