@@ -72,6 +72,7 @@ class FakePage:
     extracted_by: str = "content"
     plain: bool = False  # the anchor that reads the answer gives plain text
     chrome: bool = False  # a wide anchor would find only page chrome around an empty turn
+    error_name: str = ""  # what Chrome's error page names (load_error), when the page shows one
     submitted: list[str] = attrs.field(factory=list)
     actions: list[str] = attrs.field(factory=list)
     changed: trio.Event = attrs.field(factory=trio.Event)
@@ -138,6 +139,10 @@ class FakePage:
             self.on_navigate(self, url)
         else:
             self.update(url=url)
+
+    async def load_error(self) -> str:
+        await trio.lowlevel.checkpoint()
+        return self.error_name
 
     async def bring_to_front(self) -> None:
         self.actions.append("bring_to_front")

@@ -95,3 +95,16 @@ async def test_an_unusable_profile_folder_is_named_with_its_os_error(server_env:
         f"ai-bridge: {p} failed: [browser_launch_failed] cannot use the browser profile folder {blocker}: File "
         "exists Pass a --profile-dir (config profile_dir) that is a folder you can write, or one that can be made; or "
         "--isolated for a temporary profile." for p in ("chatgpt", "gemini")], err
+
+
+async def test_a_program_that_is_not_a_browser_is_named_as_such(server_env: dict[str, str]) -> None:
+    """--browser-path /bin/true (it was profile_in_use: "another browser holds this profile")."""
+    done = await run(server_env, "ask", "--browser", "launch", "--isolated", "--browser-path", "/bin/true",
+                     "What is 2+2?")
+    err = done.stderr.decode()
+    assert done.returncode == 1, err
+    failed = [ln for ln in err.splitlines() if ln.startswith("ai-bridge: ")]
+    assert len(failed) == 2 and all(
+        "[browser_not_found] /bin/true is not a browser: its --version says 'true (GNU coreutils)" in ln
+        and "Point --browser-path" in ln for ln in failed), err
+    assert "profile" not in err.lower(), err

@@ -47,6 +47,7 @@ from supervisor.constants import SHARED
 from supervisor.errors import (
     BridgeError,
     BrowserLaunchFailed,
+    BrowserNotFound,
     DownloadUnavailable,
     ExtensionNotConnected,
     ProfileInUse,
@@ -618,10 +619,13 @@ class Browser:
             await launched.exited.wait()
         code = launched.code
         output = await trio.to_thread.run_sync(process.read_log_since, self.browser_log, launched.log_offset)
-        why = process.diagnose(output, code)
+        why = process.diagnose(output, code, launched.version)
         exited = f"exited at once (exit code {code})" if code is not None else "closed at once"
         message = f"the browser {exited}: {why.line}"
         log.warning("launch failed: %s", message)
+        if why.not_a_browser:
+            return BrowserNotFound(f"{launched.path} is not a browser: {why.line}, and it {exited}",
+                                   hint=why.hint)
         if why.profile_in_use:
             return ProfileInUse(f"{message} (profile {launched.profile})", hint=why.hint)
         return BrowserLaunchFailed(message, hint=why.hint)

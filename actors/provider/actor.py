@@ -74,7 +74,7 @@ from ..protocol.session_store import (
 )
 from . import inspect, probe
 from .attach import attach_files, choose
-from .flow import AskBudget, AskFlow, Outcome, Stuck, StuckKind, is_suspicious
+from .flow import AskBudget, AskFlow, Outcome, Stuck, StuckKind, is_suspicious, unreachable
 from .page import NoticeKind
 from .tab import AskMemo, PageTimeout, ProviderMemory, TabGone, Tabs, TabSession
 from .table import ProviderTable, Timeouts
@@ -160,12 +160,16 @@ class ProviderActor:
         st = await page.current()
         if kept is not None and st.url != kept:
             await page.navigate(kept)  # read only: the kept conversation is looked at, never typed into
+        elif kept is None and st.load_failed:  # an earlier error page: the site again
+            await page.navigate(self.t.home_url)
         # The page as an ask finds it: loaded, the input box (or a login page) shown, an existing conversation's
         # turns arrived. A drifted selector makes these waits run out; the probe then reads the page as it is.
         room = max(0.5, deadline - trio.current_time() - self.to.script_s)
         with contextlib.suppress(PageTimeout):
-            st = await page.wait_for(lambda s: s.ready == "complete" and (s.input_found or s.login),
+            st = await page.wait_for(lambda s: s.load_failed or (s.ready == "complete" and (s.input_found or s.login)),
                                      min(self.to.input_s, room), "the input box")
+        if st.load_failed:  # the browser's error page is no verdict on the site's markup
+            raise unreachable(self.t, await page.load_error())
         if re.match(self.t.conversation_re, st.url):
             with contextlib.suppress(PageTimeout):
                 await page.wait_for(lambda s: s.user_count > 0,

@@ -71,6 +71,9 @@ def _object(value: JSON, what: str) -> JSONObject:
     return value
 
 
+ERROR_PAGE = "chrome-error:"  # the document Chrome shows for a page that failed to load
+
+
 @attrs.frozen
 class PageState:
     """One watcher report: the provider page as the completion rules and the ask flow see it (seed 3.3 / 4.3)."""
@@ -103,6 +106,12 @@ class PageState:
     at_ms: float = 0.0  # wall clock of the report (page clock)
     unavailable: bool = False  # the page says the conversation is gone (deleted, or never there)
     model: str = ""  # the model that answered (ChatGPT's message slug) or is chosen (Gemini's mode label)
+
+    @property
+    def load_failed(self) -> bool:
+        """The browser shows its own error page where the site should be (no network, DNS, TLS): the tab keeps the
+        site's address, the document is Chrome's."""
+        return self.url.startswith(ERROR_PAGE)
 
     @classmethod
     def parse(cls, value: JSON) -> PageState:
