@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import uuid
@@ -16,6 +17,7 @@ from actors.protocol.provider import Ask, AskPhase, AskProgress, AskResult, prov
 from .. import attachments
 from ..config import Config
 from ..errors import BridgeError
+from ..progress import pace
 from . import open_bridge
 
 
@@ -28,6 +30,21 @@ class AskExtras:
     dry_run: bool = False
     model: str = ""
     mode: str = ""
+
+
+def progress_line(item: AskProgress) -> str:
+    """`[chatgpt] thinking`, `[gemini] answering (1200 chars)`: one provider's phase, for stderr."""
+    chars = f" ({item.chars} chars)" if item.phase is AskPhase.ANSWERING and item.chars else ""
+    return f"[{item.provider.value}] {item.phase.value}{chars}"
+
+
+async def narrate(items: trio.MemoryReceiveChannel[AskProgress]) -> None:
+    """Each provider's phase once as it changes; while it stays, a heartbeat every 20 s with the elapsed time."""
+    async def say(line: str) -> bool:
+        print(line, file=sys.stderr, flush=True)
+        return True
+
+    await pace(items, say, group=lambda i: i.provider, key=lambda i: i.phase, line=progress_line)
 
 
 async def ask_main(config: Config, question: str, provider: str, new_chat: bool, timeout_s: float | None,
@@ -57,18 +74,12 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
     wait_s = timeout_s if timeout_s is not None else config.response_timeout_s
     providers = list(ProviderName) if provider == "both" else [ProviderName(provider)]
     results: dict[ProviderName, AskResult | BridgeError] = {}
-    last_chars: dict[ProviderName, int] = {}
+    send, recv = trio.open_memory_channel[AskProgress](256)
 
     def on_progress(item: object) -> None:
-        if not isinstance(item, AskProgress):
-            return
-        if item.phase is AskPhase.ANSWERING:
-            if item.chars - last_chars.get(item.provider, 0) < 200:
-                return
-            last_chars[item.provider] = item.chars
-            print(f"[{item.provider.value}] answering… {item.chars} chars", file=sys.stderr, flush=True)
-        else:
-            print(f"[{item.provider.value}] {item.phase.value}", file=sys.stderr, flush=True)
+        if isinstance(item, AskProgress):
+            with contextlib.suppress(trio.WouldBlock):
+                send.send_nowait(item)  # progress is advisory: never block an actor on the terminal
 
     async with open_bridge(config) as bridge:
 
@@ -81,9 +92,11 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
             except BridgeError as exc:
                 results[p] = exc
 
-        async with trio.open_nursery() as asks:
-            for p in providers:
-                asks.start_soon(one, p)
+        async with trio.open_nursery() as narrating:
+            narrating.start_soon(narrate, recv)
+            async with send, trio.open_nursery() as asks:
+                for p in providers:
+                    asks.start_soon(one, p)
 
     failed = 0
     out: dict[str, object] = {}
