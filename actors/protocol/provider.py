@@ -273,6 +273,9 @@ class ProbeReport:
     language: str  # "en", "ja" or "" (unknown)
     items: tuple[ProbeItem, ...]
     overridden: tuple[str, ...]  # the table entries the user's providers.toml prepends to
+    # The project's kept conversation, when the site no longer has it (deleted, or never there): the probe read a new
+    # chat instead. Not a changed site: an ask in that state asks in a new chat.
+    conversation_gone: str | None = None
 
     @property
     def broken(self) -> tuple[ProbeItem, ...]:
@@ -286,7 +289,8 @@ class ProbeReport:
     def as_json(self) -> dict[str, object]:
         return {"provider": self.provider.value, "url": self.url, "signedIn": self.signed_in,
                 "language": self.language, "ok": self.ok, "broken": [i.entry for i in self.broken],
-                "overridden": list(self.overridden), "items": [i.as_json() for i in self.items]}
+                "overridden": list(self.overridden), "conversationGone": self.conversation_gone,
+                "items": [i.as_json() for i in self.items]}
 
 
 @attrs.frozen

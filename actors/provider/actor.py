@@ -74,7 +74,7 @@ from ..protocol.session_store import (
 )
 from . import inspect, probe
 from .attach import attach_files, choose
-from .flow import AskBudget, AskFlow, Outcome, Stuck, StuckKind, is_suspicious, unreachable
+from .flow import AskBudget, AskFlow, Outcome, Stuck, StuckKind, is_suspicious
 from .page import NoticeKind
 from .tab import AskMemo, PageTimeout, ProviderMemory, TabGone, Tabs, TabSession
 from .table import ProviderTable, Timeouts
@@ -157,32 +157,7 @@ class ProviderActor:
         session = await self.store.call(GetSession(msg.project, self.name), timeout=10) if msg.project else None
         kept = session.url if session is not None and re.match(self.t.conversation_re, session.url) else None
         page = await self.connect(session, fresh=False, url=kept or self.t.home_url)
-        st = await page.current()
-        if kept is not None and st.url != kept:
-            await page.navigate(kept)  # read only: the kept conversation is looked at, never typed into
-        elif kept is None and st.load_failed:  # an earlier error page: the site again
-            await page.navigate(self.t.home_url)
-        # The page as an ask finds it: loaded, the input box (or a login page) shown, an existing conversation's
-        # turns arrived. A drifted selector makes these waits run out; the probe then reads the page as it is.
-        room = max(0.5, deadline - trio.current_time() - self.to.script_s)
-        with contextlib.suppress(PageTimeout):
-            st = await page.wait_for(lambda s: s.load_failed or (s.ready == "complete" and (s.input_found or s.login)),
-                                     min(self.to.input_s, room), "the input box")
-        if st.load_failed:  # the browser's error page is no verdict on the site's markup
-            raise unreachable(self.t, await page.load_error())
-        if re.match(self.t.conversation_re, st.url):
-            with contextlib.suppress(PageTimeout):
-                await page.wait_for(lambda s: s.user_count > 0,
-                                    min(self.to.earlier_turns_s, max(0.5, deadline - trio.current_time() - 5)),
-                                    "earlier turns")
-            # The last turn's finished-turn buttons come a moment after the turns (they are judged too); a drifted
-            # selector makes this wait run out, and the probe then reads the page as it is.
-            with contextlib.suppress(PageTimeout):
-                await page.wait_for(lambda s: s.answered and (s.last_has_feedback or s.stop),
-                                    min(self.to.settle_max_s, max(0.5, deadline - trio.current_time() - 5)),
-                                    "the last turn's buttons")
-        seen = await probe.read_page(page)
-        report = probe.judge(self.t, seen, overridden=self.t.overridden)
+        report = await probe.look(page, self.t, self.to, kept, deadline, self.log)
         self.log.info("%s probe: %s", self.t.title, ", ".join(f"{i.entry}={i.status.value}" for i in report.items))
         return report
 
