@@ -22,8 +22,22 @@ Typical use: register `ai-bridge serve` as an MCP server in your agent; check th
 """
 
 
-QUIET_COMMANDS = ("ask", "doctor", "check")  # their own output is the report: logging defaults to warning
+QUIET_COMMANDS = ("ask", "doctor", "check", "demo")  # their own output is the report: logging defaults to warning
 DEBUG_HELP = "on an error, also print its traceback (without it: one line naming the error and its fix)"
+
+
+DEMO_QUESTION = "How do I read files asynchronously in Python?"
+DEMO_DESCRIPTION = """\
+Ask ChatGPT and Gemini once, end to end, on the imitations of chatgpt.com and gemini.google.com that come with
+ai-bridge: the question is typed into each page, the answers stream back and print on stdout, the progress on
+stderr. No network, no account, nothing to set up but a Chromium or Chrome (found on PATH, or --browser-path).
+
+It keeps to itself, without root: a temporary state dir (sessions, history, log and a pairing key of its own,
+removed at the end); a headless Chromium of its own on a temporary profile, whose host rules send chatgpt.com and
+gemini.google.com to the imitations on 127.0.0.1 and every other host nowhere. Its extension obeys only this run's
+server (paired with the run's own key): your other ai-bridge servers and your own Chrome are left alone. It needs
+one free discovery port in {ports}. Exit 0 when at least one provider answered.
+"""
 
 
 def _common(p: argparse.ArgumentParser, *, quiet: bool = False, debug_help: str = DEBUG_HELP) -> None:
@@ -132,6 +146,17 @@ def parser() -> argparse.ArgumentParser:
                    "is enough): Pro, Thinking, Instant")
     a.add_argument("--mode", help="Gemini's mode, chosen in its picker by its visible label: Fast, Thinking, Pro")
     a.add_argument("question", help="the question (use - to read it from stdin)")
+
+    dm = sub.add_parser("demo", help="ask the built-in imitations of ChatGPT and Gemini: no network, no account",
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        description=DEMO_DESCRIPTION.format(ports=PORT_RANGE))
+    dm.add_argument("question", nargs="?", default=DEMO_QUESTION, help=f"what to ask (default: {DEMO_QUESTION!r})")
+    dm.add_argument("--browser-path", help="Chrome/Chromium executable (env AI_BRIDGE_BROWSER_PATH; default: PATH)")
+    dm.add_argument("--timeout", type=_seconds, default=120.0, help="seconds the ask may take (default 120)")
+    dm.add_argument("--config", type=Path, help="TOML config file, for browser_path (default as for serve)")
+    dm.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="default warning")
+    dm.add_argument("-v", "--verbose", action="count", default=0, help="debug logging (-vv: libraries too)")
+    dm.add_argument("--debug", action="store_true", help=DEBUG_HELP)
 
     d = sub.add_parser("doctor", help="launch headless Chromium with the extension and check every link",
                        description="Checks: browser found, discovery guarded, extension connected, relay round "
@@ -291,6 +316,11 @@ def _command(args: argparse.Namespace) -> int:
         for line in str(exc).splitlines():
             print(f"ai-bridge: {line}", file=sys.stderr)
         return 2
+
+    if args.command == "demo":  # its own temporary state dir: nothing of the user's state is touched
+        from .demo import run_demo
+
+        return run_demo(config, args.question, args.timeout, verbose=args.verbose)
 
     if args.command == "console":  # a client: no logging set-up, no log file of its own
         from .console_client import console_main
