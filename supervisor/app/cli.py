@@ -118,8 +118,9 @@ def parser() -> argparse.ArgumentParser:
                    help="a host the browser tools may touch: example.com, *.example.com (it and its subdomains) or "
                    "* (all); repeatable; default none (env AI_BRIDGE_ALLOWED_DOMAINS, comma-separated)")
     t.add_argument("--network-secrets", action="store_true", default=None,
-                   help="network_log shows credential headers (Cookie, Set-Cookie, Authorization, ...) instead of "
-                   "[redacted] (env AI_BRIDGE_NETWORK_SECRETS)")
+                   help="network_log shows credential headers (Authorization, API and CSRF tokens, ...) instead of "
+                   "[redacted]; cookies never show, Chrome reports headers without them (env "
+                   "AI_BRIDGE_NETWORK_SECRETS)")
     t.add_argument("--download-dir", metavar="DIR", default=None,
                    help="the folder the download tool saves into, never outside it; without it the tool is "
                    "refused (env AI_BRIDGE_DOWNLOAD_DIR)")
