@@ -370,10 +370,11 @@ def _file_kind(mode: int) -> str:
 
 
 def load(cli: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None = None,
-         config_file: Path | None = None) -> Config:
-    """Merge the sources; raise `ConfigError` on the first bad key."""
+         config_file: Path | None = None, defaults: Mapping[str, Any] | None = None) -> Config:
+    """Merge the sources; raise `ConfigError` on the first bad key. `defaults`: a command's own defaults, which any
+    source overrides (``ask`` logs at warning unless a flag, the environment or the file says otherwise)."""
     env = os.environ if env is None else env
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = dict(defaults or {})
 
     path = config_file or default_config_file()
     text: str | None

@@ -217,6 +217,14 @@ class InputRejected(ProviderError):
     code = "input_rejected"
 
 
+class SiteUnreachable(ProviderError):
+    """The provider's page did not load: the browser showed its own error page instead (no network, a name that
+    does not resolve, a refused or reset connection, a certificate it refused). Carries the browser's error name
+    (``net::ERR_INTERNET_DISCONNECTED``). Nothing was typed or sent."""
+
+    code = "site_unreachable"
+
+
 class AskCancelled(ProviderError):
     code = "cancelled"
 

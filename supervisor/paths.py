@@ -21,3 +21,10 @@ def extension_path() -> Path:
 def icons_dir() -> Path:
     """The server's icons (MCP icons of the server and its tools), inside the package."""
     return Path(__file__).parent / "icons"
+def fakesites_path() -> Path:
+    """The imitations of chatgpt.com and gemini.google.com (`ai-bridge demo`): packaged into the wheel as
+    supervisor/_fakesites, or the repo's tests/fakesites, whose copy it is."""
+    packaged = Path(__file__).parent / "_fakesites"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "tests" / "fakesites"

@@ -167,7 +167,7 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 # pip — and take seconds each; the chromium ones carry their own marker. A file here marks all its tests.
 PROCESS_TESTS = (
     "test_console.py", "test_hardening.py", "test_mcp_protocol.py", "test_packaging.py", "test_serve_process.py",
-    "test_third_party_clients.py",
+    "test_third_party_clients.py", "test_cli_errors.py",
     "test_browser_launch.py::test_extension_loaded_over_the_debugging_pipe",
     "test_browser_launch.py::test_only_a_headed_browser_outlives_a_killed_server",
     "test_browser_launch.py::test_browser_log_is_never_written_through_a_symlink",

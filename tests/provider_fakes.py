@@ -74,6 +74,7 @@ class FakePage:
     chrome: bool = False  # a wide anchor would find only page chrome around an empty turn
     wider: str | None = None  # what the whole turn reads (extract_by), where it differs from `answer`
     expected: str = ""  # the question the flow told the watcher (expect)
+    error_name: str = ""  # what Chrome's error page names (load_error), when the page shows one
     submitted: list[str] = attrs.field(factory=list)
     actions: list[str] = attrs.field(factory=list)
     changed: trio.Event = attrs.field(factory=trio.Event)
@@ -140,6 +141,10 @@ class FakePage:
             self.on_navigate(self, url)
         else:
             self.update(url=url)
+
+    async def load_error(self) -> str:
+        await trio.lowlevel.checkpoint()
+        return self.error_name
 
     async def bring_to_front(self) -> None:
         self.actions.append("bring_to_front")

@@ -131,6 +131,21 @@ def test_diagnose_names_the_browsers_own_line_and_the_fix(output: str, code: int
     assert hint in got.hint and got.profile_in_use is in_use
 
 
+def test_a_silent_program_is_not_a_browser_and_not_a_profile_in_use() -> None:
+    """`--browser-path /bin/true`: nothing for --version, nothing at its launch, exit 0. That is not a browser that
+    handed over to another on its profile (issue 33: it was reported as profile_in_use)."""
+    got = diagnose("", 0, "true (GNU coreutils) 9.1\nCopyright (C) 2022 Free Software Foundation, Inc.")
+    assert got.not_a_browser and not got.profile_in_use and "--browser-path" in got.hint
+    assert got.line == "its --version says 'true (GNU coreutils) 9.1'"
+    assert diagnose("", 1, "").line == "it printed nothing for --version"
+    assert diagnose("ls: unrecognized option '--user-data-dir=/x'\n", 2, "ls (GNU coreutils) 9.1").not_a_browser
+    # A browser that says nothing and exits 0 did hand over; one whose version is unknown is not judged.
+    for version in ("Chromium 156.0.8078.108", "Google Chrome 137.0.7151.55", "Microsoft Edge 120.0.2210.91"):
+        assert diagnose("", 0, version).profile_in_use
+    assert not diagnose("", 0, None).not_a_browser
+    assert not diagnose("", 21, "").not_a_browser  # Chrome's own profile-in-use code
+
+
 def test_channel_finds_that_chrome_and_gets_a_profile_of_its_own(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     bin_dir = tmp_path / "bin"

@@ -127,6 +127,21 @@ def test_probe_findings_become_reasons() -> None:
     assert failed == "the probe of gemini failed: [response_timeout] the probe took too long"
 
 
+def test_a_gone_conversation_is_said_and_is_no_finding() -> None:
+    """The kept conversation deleted on the site: the probe read a new chat; the table says so, without advice to
+    patch providers.toml, and check asks its scenarios (issue 33)."""
+    from supervisor.app.probe import render_table
+
+    na = ProbeItem(f"{C.value}.selectors.assistant", ProbeStatus.NOT_APPLICABLE, None, "no earlier answer")
+    report = attrs.evolve(probe_report(C, na), conversation_gone="https://chatgpt.com/c/1")
+    assert health_of({C: report})[C] is None
+    table = render_table({C: report})
+    assert "the kept conversation https://chatgpt.com/c/1 is not available on the site (deleted, or never there): " \
+           "probed a new chat instead" in table
+    assert "update:" not in table and "MISSING" not in table and table.endswith("all providers healthy")
+    assert report.as_json()["conversationGone"] == "https://chatgpt.com/c/1"
+
+
 def outcomes() -> list[Outcome]:
     good = Outcome(SHIPPED["chatgpt-new-chat"], 1, False, "passed", started=1.7e9, wall_ms=4100,
                    results={C: attrs.evolve(result(), warnings=(AskWarning("suspicious_answer", "odd", "/d.json"),))})

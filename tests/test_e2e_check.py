@@ -57,15 +57,26 @@ async def test_every_shipped_scenario_passes_on_the_fakes(sites: FakeSites, tmp_
                      "Which Linux command shows the disk usage of a directory tree?")
     assert proc.returncode == 0, proc.stderr.decode()
     mine = sessions(tmp_path)[USER_PROJECT]
+    # The check's conversations of an earlier run, since deleted on the sites (unknown ids fail to load as deleted
+    # ones do): not a changed site, and no reason to fail a scenario (issue 33: both providers were BROKEN).
+    stale = {"chatgpt": "https://chatgpt.com/c/00000000-0000-4000-8000-000000000000",
+             "gemini": "https://gemini.google.com/app/0123456789abcdef"}
+    path = tmp_path / "state" / "sessions.json"
+    data = json.loads(path.read_text())
+    data["projects"]["ai-bridge-check"] = {p: {**mine[p], "url": stale[p], "tabId": None} for p in stale}
+    path.write_text(json.dumps(data))
 
     proc = await cli(sites, tmp_path, "check")
     out, err = proc.stdout.decode(), proc.stderr.decode()
     assert proc.returncode == 0, out + err
     shipped = load()
     assert "9 scenario(s): 9 passed, 0 failed" in out
-    # the probe ran first: one line per provider when all is well
-    assert "check: probe: chatgpt healthy (language en)\n" in err, err[:600]
-    assert "check: probe: gemini healthy (language en)" in err and "gemini.selectors.send " not in err
+    # the probe ran first: one line per provider when all is well; the gone conversation said, nothing broken
+    assert "check: probe: chatgpt healthy (language en; its kept conversation is gone from the site: probed a new " \
+           "chat)\n" in err, err[:600]
+    assert "BROKEN" not in err and "update:" not in err
+    assert "check: probe: gemini healthy (language en; its kept conversation is gone" in err
+    assert "gemini.selectors.send " not in err
     assert err.index("check: probe: gemini healthy") < err.index("asking")
     for s in shipped:  # a live progress line per scenario, with its timings
         assert f"] {s.id} PASS in " in err and f"{s.id} asking" in err, s.id
@@ -73,6 +84,7 @@ async def test_every_shipped_scenario_passes_on_the_fakes(sites: FakeSites, tmp_
 
     report = last_report(tmp_path)
     assert report["ok"] is True and report["counts"] == {"passed": 9, "failed": 0}
+    assert {p: r["conversationGone"] for p, r in report["probe"].items()} == stale, report["probe"]
     assert report["project"] == "ai-bridge-check"
     assert [s["id"] for s in report["scenarios"]] == [s.id for s in shipped]
     for s in report["scenarios"]:

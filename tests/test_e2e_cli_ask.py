@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,21 @@ async def test_cli_ask_reports_a_typed_failure(sites: FakeSites, tmp_path: Path)
     assert proc.returncode == 1
     assert proc.stdout == b""
     assert "gemini failed: [login_required]" in proc.stderr.decode()
+
+
+async def test_a_site_the_browser_cannot_reach_is_site_unreachable_with_its_error_name(tmp_path: Path) -> None:
+    """The page does not load (here no host resolves; with no network Chrome says ERR_INTERNET_DISCONNECTED): the
+    ask ends with the browser's own error name, not input_rejected after the input box's 30 s (issue 33)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AI_BRIDGE_")}
+    env.update(AI_BRIDGE_STATE_DIR=str(tmp_path / "state"), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    args = [*serve_command(), "ask", "--provider", "chatgpt", "--browser", "launch", "--headless", "--isolated",
+            f"--browser-path={CHROMIUM}", "--browser-arg=--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, "
+            "EXCLUDE 127.0.0.1", "What is 2+2?"]
+    proc = await trio.run_process(args, env=env, cwd=REPO, capture_stdout=True, capture_stderr=True, check=False)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and proc.stdout == b"", err
+    (line,) = [ln for ln in err.splitlines() if ln.startswith("ai-bridge: ")]
+    # In the test's network namespace Chrome sees no network at all; elsewhere the name does not resolve.
+    assert re.fullmatch(r"ai-bridge: chatgpt failed: \[site_unreachable\] ChatGPT \(chatgpt\.com\) did not load: "
+                        r"net::ERR_(INTERNET_DISCONNECTED|NAME_NOT_RESOLVED) The browser could not reach chatgpt\.com: "
+                        r".*Nothing was sent\.", line), err

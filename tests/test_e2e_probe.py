@@ -124,6 +124,20 @@ async def test_probe_on_healthy_pages_reads_the_kept_conversation_and_sends_noth
     assert chatgpt["chatgpt.labels.answerMarkers"]["matched"] == "ChatGPT said:"
     assert chatgpt["chatgpt.labels.endMarkers"]["matched"] == "You said:"
     assert len(await sites.chatgpt.aio.log()) == 1 and len(await sites.gemini.aio.log()) == 1
+    assert report["providers"]["chatgpt"]["conversationGone"] is None
+
+    # The user deleted both conversations on the sites: a gone conversation, not a changed site (issue 33: user,
+    # assistant, content and feedback were MISSING, with advice to patch providers.toml). A new chat is probed.
+    kept = {p: report["providers"][p]["url"] for p in ("chatgpt", "gemini")}
+    await sites.chatgpt.aio.delete_conversation(kept["chatgpt"].rsplit("/", 1)[1])
+    await sites.gemini.aio.delete_conversation(kept["gemini"].rsplit("/", 1)[1])
+    rc, report = await probe(sites, tmp_path)
+    assert rc == 0 and report["ok"] is True, report
+    for p, home in (("chatgpt", "https://chatgpt.com/"), ("gemini", "https://gemini.google.com/app")):
+        r = report["providers"][p]
+        assert r["conversationGone"] == kept[p] and r["url"] == home and r["broken"] == [], r
+        assert items(report, p)[f"{p}.selectors.assistant"]["status"] == "not_applicable"
+    assert await sends(sites) == (1, 1)
 
 
 async def test_probe_names_exactly_the_drifted_entries_and_an_override_file_fixes_them(

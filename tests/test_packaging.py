@@ -71,6 +71,11 @@ def test_wheel_installs_a_working_ai_bridge_with_the_extension(tmp_path: Path) -
     assert {f"supervisor/_extension/{n}" for n in shipped} <= names, "extension files missing from the wheel"
     assert "actors/provider/watcher.js" in names and "actors/jobs.py" in names
     assert "supervisor/app/check/scenarios.json" in names  # the shipped scenarios of `ai-bridge check`
+    # `ai-bridge demo`'s imitations of the sites: tests/fakesites itself (one source), with its certificate.
+    sites = REPO / "tests" / "fakesites"
+    tracked = subprocess.run(["git", "ls-files", "chatgpt", "gemini", "common", "tls", "*.py"], cwd=sites,
+                             capture_output=True, text=True, check=True).stdout.split()
+    assert tracked and {f"supervisor/_fakesites/{n}" for n in tracked} <= names, "fake sites missing from the wheel"
     assert not any(n.startswith("tests/") for n in names)
     # A real distribution: the licence file, typing markers, and metadata that says what the project is.
     info = f"ai_bridge-{supervisor.__version__}.dist-info"
@@ -120,6 +125,11 @@ def test_wheel_installs_a_working_ai_bridge_with_the_extension(tmp_path: Path) -
     help_text = subprocess.run([ai_bridge, "console", "--help"], env=env, cwd=tmp_path, capture_output=True,
                                text=True, check=True).stdout
     assert "--allow-faults" in help_text and "tree()" in help_text
+    # The demo finds its imitations and their certificate in the installed package (tests/test_demo.py runs it).
+    found = subprocess.run([str(venv / "bin" / "python"), "-c", "from supervisor.app.demo import fakesites; "
+                            "s = fakesites('server'); print(s.__file__); print(s.shipped_certificates()['certFile'])"],
+                           env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split()
+    assert len(found) == 2 and all(Path(f).is_relative_to(venv) and Path(f).is_file() for f in found), found
 
 
 def test_doctor_detects_the_supervisor_package_clash(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ from supervisor.errors import (
     RateLimited,
     SendUnconfirmed,
     SiteError,
+    SiteUnreachable,
     TabClosed,
 )
 
@@ -197,6 +198,40 @@ async def test_no_send_method_works_is_input_rejected_with_a_dump(autojump_clock
         nursery.cancel_scope.cancel()
     assert page.submitted == [] and r.dumps == ["send-timeout"] and r.flow.memo.sent
     assert info.value.hint is not None and "Debug dump: /dumps/send-timeout.json" in info.value.hint  # where to look
+
+
+ERROR_PAGE = ps(url="chrome-error://chromewebdata/", input_found=False, send_found=False, mic_found=False)
+
+
+async def test_a_page_the_browser_could_not_load_is_site_unreachable_at_once(
+        autojump_clock: trio.testing.MockClock) -> None:
+    """No network: Chrome's error page where the site should be. Known at once, with the browser's error name (it
+    was input_rejected "the input box did not appear" after input_s, and a hint for an MCP tool)."""
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, state=ERROR_PAGE, error_name="net::ERR_INTERNET_DISCONNECTED",
+                        on_navigate=lambda p, url: None)  # reloading shows the error page again
+        r = make_flow(page, chatgpt.TABLE)
+        t0 = trio.current_time()
+        with pytest.raises(SiteUnreachable) as info:
+            await r.flow.run()
+        nursery.cancel_scope.cancel()
+    assert trio.current_time() - t0 < 1.0  # not the input box's 30 s
+    assert info.value.message == "ChatGPT (chatgpt.com) did not load: net::ERR_INTERNET_DISCONNECTED"
+    assert info.value.hint is not None and "ERR_INTERNET_DISCONNECTED: no network at all" in info.value.hint
+    assert page.submitted == [] and r.dumps == [] and not r.flow.memo.sent
+    assert page.actions == ["navigate:https://chatgpt.com/"]  # the error page left by an earlier ask: once more
+
+
+async def test_an_error_page_left_by_an_earlier_ask_is_reloaded_once_the_network_is_back(
+        autojump_clock: trio.testing.MockClock) -> None:
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, state=ERROR_PAGE, on_navigate=lambda p, url: p.update(
+            url=url, input_found=True, send_found=True, mic_found=True))
+        r = make_flow(page, gemini.TABLE)
+        outcome = await r.flow.run()
+        nursery.cancel_scope.cancel()
+    assert page.actions[0] == f"navigate:{gemini.TABLE.home_url}"
+    assert page.submitted == ["What is 6 times 7?"] and outcome.answer == "Answer 42 for you."
 
 
 async def test_a_question_the_site_took_is_not_sent_again_while_its_message_is_late(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -407,10 +408,33 @@ async def test_a_poison_message_is_redelivered_once_then_dropped_with_a_typed_er
         assert sup.child("a").state is ChildState.RUNNING
 
 
-async def test_a_deliberate_retry_is_redelivered_up_to_its_max_attempts(autojump_clock: trio.testing.MockClock) -> None:
+async def test_a_deliberate_retry_is_redelivered_up_to_its_max_attempts(autojump_clock: trio.testing.MockClock,
+                                                                         caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
     journal = Journal()
     async with running(three(journal, Strategy.ONE_FOR_ONE, max_restarts=10)) as (runtime, _sup):
         assert await runtime.registry.ref(at("b")).call(Stuck()) == "answered on attempt 3"
+    # An expected recovery, not a crash: nothing at warning, no traceback (issue 33: a stuck-page retry printed
+    # "providers/chatgpt crashed" and a 20-line traceback at the CLI's default level). The actor that asks for the
+    # retry says so itself, in one line.
+    loud = [f"{r.levelname} {r.getMessage()}" for r in caplog.records if r.levelno >= logging.INFO or r.exc_info]
+    assert loud == [], loud
+
+
+async def test_a_failed_first_start_is_left_to_the_caller_to_report(autojump_clock: trio.testing.MockClock,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """A tree that cannot start (a port taken) raises to whoever started it, which prints one line: no supervisor
+    on the way up logs it as an error too (issue 33: two ERROR lines around the command's own line)."""
+    caplog.set_level(logging.INFO)
+    journal = Journal()
+    spec = SupervisorSpec("root", (child("a", echo_actor, journal=journal),
+                                   SupervisorSpec("inner", (child("b", FlakyStart(journal, fail_on={1})),)).as_child()))
+    with pytest.RaisesGroup(pytest.RaisesExc(RuntimeError, match="start 1 of b failed"), allow_unwrapped=True,
+                            flatten_subgroups=True):
+        async with running(spec):
+            pass
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+    assert "inner/b failed to start: RuntimeError: start 1 of b failed" in caplog.text
 
 
 class FlakyStart:

@@ -25,6 +25,7 @@ On shutdown a headless browser we launched is closed, a headed one (the user's l
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -46,6 +47,7 @@ from supervisor.constants import SHARED
 from supervisor.errors import (
     BridgeError,
     BrowserLaunchFailed,
+    BrowserNotFound,
     DownloadUnavailable,
     ExtensionNotConnected,
     ProfileInUse,
@@ -537,7 +539,15 @@ class Browser:
             profile = Path(temp.name)
         else:
             profile = self.profile_dir()
-            profile.mkdir(parents=True, exist_ok=True)
+            try:
+                profile.mkdir(parents=True, exist_ok=True)
+                if not os.access(profile, os.W_OK | os.X_OK):
+                    raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(profile))
+            except OSError as exc:  # the user's setting, not a bug: say which folder and what the system said
+                raise BrowserLaunchFailed(
+                    f"cannot use the browser profile folder {profile}: {exc.strerror or exc}",
+                    hint="Pass a --profile-dir (config profile_dir) that is a folder you can write, or one that can "
+                    "be made; or --isolated for a temporary profile.") from exc
         if (version := self.versions.get(path)) is None:  # a subprocess: once per executable, not per launch
             version = self.versions[path] = await trio.to_thread.run_sync(process.browser_version, path)
         loading = config.extension_loading
@@ -609,10 +619,13 @@ class Browser:
             await launched.exited.wait()
         code = launched.code
         output = await trio.to_thread.run_sync(process.read_log_since, self.browser_log, launched.log_offset)
-        why = process.diagnose(output, code)
+        why = process.diagnose(output, code, launched.version)
         exited = f"exited at once (exit code {code})" if code is not None else "closed at once"
         message = f"the browser {exited}: {why.line}"
         log.warning("launch failed: %s", message)
+        if why.not_a_browser:
+            return BrowserNotFound(f"{launched.path} is not a browser: {why.line}, and it {exited}",
+                                   hint=why.hint)
         if why.profile_in_use:
             return ProfileInUse(f"{message} (profile {launched.profile})", hint=why.hint)
         return BrowserLaunchFailed(message, hint=why.hint)
@@ -1116,7 +1129,7 @@ async def _eager(browser: Browser) -> None:
         await browser.ensure_ours(trio.current_time() + 60, quiet)
     except BridgeError as exc:
         browser.last_error = str(exc)
-        log.warning("launching the browser failed: %s", exc)
+        log.info("launching the browser failed: %s (the first ask tries again and reports it)", exc)
 
 
 async def run(

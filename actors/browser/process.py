@@ -286,6 +286,7 @@ class Diagnosis:
     line: str  # the browser's own line that says why (its log prefix removed)
     hint: str
     profile_in_use: bool = False
+    not_a_browser: bool = False  # silent on --version and at its launch: not a Chromium or Chrome at all
 
 
 NO_DISPLAY_HINT = ("There is no display for a headed browser: add --headless, or run ai-bridge where a display is "
@@ -314,14 +315,28 @@ _PREFIX = re.compile(r"^\[[\d:/.]+:[A-Z]+:[^\]]*\]\s*")
 RESULT_CODE_PROFILE_IN_USE = 21  # chrome/common/chrome_result_codes.h
 
 
-def diagnose(output: str, code: int | None) -> Diagnosis:
-    """Why the browser exited, from what it printed (this launch's part of browser.log) and its exit code."""
+# What every Chromium-based browser's --version names ("Chromium 156…", "Google Chrome 137…", "Microsoft Edge …").
+BROWSER_NAME = re.compile(r"chrom|edge|brave|opera|vivaldi|yandex|browser", re.IGNORECASE)
+NOT_A_BROWSER_HINT = ("Point --browser-path (config browser_path, env AI_BRIDGE_BROWSER_PATH) at a Chromium or Chrome "
+                      "executable, for example /usr/lib/chromium/chromium, or drop it to use the first one found.")
+
+
+def diagnose(output: str, code: int | None, version: str | None = None) -> Diagnosis:
+    """Why the browser exited, from what it printed (this launch's part of browser.log), its exit code and, when
+    known, what it printed for ``--version`` (every Chromium and Chrome names itself there)."""
     raw = [line for line in output.splitlines() if line.strip()]
     lines = [_PREFIX.sub("", line).strip() for line in raw]
     for pattern, hint, in_use in _CAUSES:
         for line in lines:
             if pattern.search(line):
                 return Diagnosis(line[:300], hint, in_use)
+    said = (version or "").strip().splitlines()
+    if version is not None and not BROWSER_NAME.search(version) and (said or not raw) \
+            and code != RESULT_CODE_PROFILE_IN_USE:
+        # `--browser-path /bin/true` ("true (GNU coreutils) 9.1"): gone at once, and no browser by its own name.
+        # (A --version that failed, with words at the launch, is left to the lines below.)
+        return Diagnosis(f"its --version says {said[0][:120]!r}" if said else "it printed nothing for --version",
+                         NOT_A_BROWSER_HINT, not_a_browser=True)
     telling = [line for line, full in zip(lines, raw, strict=True) if not _NOISE.search(full)]
     line = (telling or lines or ["(it printed nothing)"])[-1][:300]
     if code == RESULT_CODE_PROFILE_IN_USE:

@@ -34,11 +34,12 @@ import attrs
 import trio
 
 from supervisor.errors import BridgeError, JobNotFound
+from supervisor.progress import HEARTBEAT_S, heartbeat
 
 from ..protocol.jobs import JOBS, CancelJob, FindTask, GetJob, JobStatus, JobView, TagJob, TaskRef
 from .deps import FrontDeps, ToolCall
 from .toolkit import Args, Result, Tool
-from .tools.render import heartbeat, job_as_ask, job_progress
+from .tools.render import job_as_ask, job_progress
 
 log = logging.getLogger("ai_bridge.mcp_front")
 
@@ -54,7 +55,6 @@ MAX_TTL_MS = 86_400_000  # a task (and its answer) is kept at most a day, and ne
 KEEP = 100  # tasks remembered, like the jobs actor's finished jobs
 PROGRESS_POLL_S = 0.5
 RESULT_WAIT_S = 60.0  # one GetJob wait inside a blocking tasks/result; repeated until the task ends
-HEARTBEAT_S = 20.0  # a silent page (a long think) still sends progress this often, so clients do not give up
 TERMINAL = ("completed", "failed", "cancelled")
 
 

@@ -363,6 +363,9 @@ class ProbeReport:
     overridden: tuple[str, ...]  # the table entries the user's providers.toml prepends to
     offered: Offered | None = None  # with `Probe.choices`: what the pickers offer (read by opening them)
     site_changed: str = ""  # the last ask's site_changed warning on this server (issue 37)
+    # The project's kept conversation, when the site no longer has it (deleted, or never there): the probe read a new
+    # chat instead. Not a changed site: an ask in that state asks in a new chat.
+    conversation_gone: str | None = None
 
     @property
     def broken(self) -> tuple[ProbeItem, ...]:
@@ -376,7 +379,8 @@ class ProbeReport:
     def as_json(self) -> dict[str, object]:
         return {"provider": self.provider.value, "url": self.url, "signedIn": self.signed_in,
                 "language": self.language, "ok": self.ok, "broken": [i.entry for i in self.broken],
-                "overridden": list(self.overridden), "items": [i.as_json() for i in self.items],
+                "overridden": list(self.overridden), "conversationGone": self.conversation_gone,
+                "items": [i.as_json() for i in self.items],
                 **({"offered": self.offered.as_json()} if self.offered is not None else {}),
                 **({"siteChanged": self.site_changed} if self.site_changed else {})}
 

@@ -158,28 +158,7 @@ class ProviderActor:
         session = await self.store.call(GetSession(msg.project, self.name), timeout=10) if msg.project else None
         kept = session.url if session is not None and re.match(self.t.conversation_re, session.url) else None
         page = await self.connect(session, fresh=False, url=kept or self.t.home_url)
-        st = await page.current()
-        if kept is not None and st.url != kept:
-            await page.navigate(kept)  # read only: the kept conversation is looked at, never typed into
-        # The page as an ask finds it: loaded, the input box (or a login page) shown, an existing conversation's
-        # turns arrived. A drifted selector makes these waits run out; the probe then reads the page as it is.
-        room = max(0.5, deadline - trio.current_time() - self.to.script_s)
-        with contextlib.suppress(PageTimeout):
-            st = await page.wait_for(lambda s: s.ready == "complete" and (s.input_found or s.login),
-                                     min(self.to.input_s, room), "the input box")
-        if re.match(self.t.conversation_re, st.url):
-            with contextlib.suppress(PageTimeout):
-                await page.wait_for(lambda s: s.user_count > 0,
-                                    min(self.to.earlier_turns_s, max(0.5, deadline - trio.current_time() - 5)),
-                                    "earlier turns")
-            # The last turn's finished-turn buttons come a moment after the turns (they are judged too); a drifted
-            # selector makes this wait run out, and the probe then reads the page as it is.
-            with contextlib.suppress(PageTimeout):
-                await page.wait_for(lambda s: s.answered and (s.last_has_feedback or s.stop),
-                                    min(self.to.settle_max_s, max(0.5, deadline - trio.current_time() - 5)),
-                                    "the last turn's buttons")
-        seen = await probe.read_page(page)
-        report = probe.judge(self.t, seen, overridden=self.t.overridden)
+        report = await probe.look(page, self.t, self.to, kept, deadline, self.log)
         self.log.info("%s probe: %s", self.t.title, ", ".join(f"{i.entry}={i.status.value}" for i in report.items))
         if msg.choices and report.signed_in is not False:
             report = attrs.evolve(report, offered=await choices.offered_safely(page))
@@ -501,8 +480,8 @@ async def _one_ask(actor: ProviderActor, env: Envelope[ProviderRequest], msg: As
                            hint="Reload the tab or start a new chat (new_chat: true).", partial=exc.partial)
             room = budget.remaining() > actor.to.attempt_reserve_s + actor.to.min_stall_s
             if env.attempt < Ask.max_attempts and room:
-                actor.log.warning("%s (attempt %d); restarting the %s actor to retry", exc.message, env.attempt,
-                                  actor.t.title)
+                actor.log.info("%s (attempt %d); restarting the %s actor to retry", exc.message, env.attempt,
+                               actor.t.title)
                 crash = Retry(exc.message, failure=gave_up)  # crash on purpose (below): a fresh tab connection
             else:
                 status, error = AskStatus.STUCK, gave_up

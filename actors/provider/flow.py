@@ -36,6 +36,7 @@ from supervisor.errors import (
     ResponseTimeout,
     SendUnconfirmed,
     SiteError,
+    SiteUnreachable,
     StuckError,
 )
 
@@ -76,6 +77,7 @@ class Page(Protocol):
     async def research_start_box(self) -> Box | None: ...
     async def expect(self, question: str) -> None: ...
     async def extract_by(self, how: str) -> Extracted: ...
+    async def load_error(self) -> str: ...
 
 
 class Stage(enum.Enum):
@@ -299,14 +301,7 @@ class AskFlow:
         target = self.target(st)
         if target is not None:
             await self.page.navigate(target)
-        try:
-            st = await self.page.wait_for(lambda s: s.ready == "complete" and (s.input_found or s.login),
-                                          self.to.input_s, "the input box")
-        except PageTimeout:
-            where = await self.dump("no-input")
-            raise InputRejected(f"the {self.t.title} input box did not appear within {self.to.input_s:g}s",
-                                hint=dump_hint("Check the tab with take_cdp_snapshot; the site may be down or "
-                                               "changed.", where)) from None
+        st = await self.input_box()
         if st.login and not st.input_found:
             raise LoginRequired(f"{self.t.title} needs you to log in",
                                 hint=f"Open {self.t.home_url} in the browser ai-bridge uses, log in, then retry.")
@@ -323,10 +318,24 @@ class AskFlow:
                     "(deleted, or never there); the question went to a new chat, which this project now uses."))
                 self.session_url = None
                 await self.page.navigate(self.t.home_url)
-                st = await self.page.wait_for(lambda s: s.ready == "complete" and (s.input_found or s.login),
-                                              self.to.input_s, "the input box")
+                await self.input_box()
                 await self.settle()
         return await self.page.current()
+
+    async def input_box(self) -> PageState:
+        """The loaded page with its input box (or a login page). A page the browser could not load is known at once,
+        by the browser's own error page: `SiteUnreachable` with its error name, not a wait for an input box."""
+        try:
+            st = await self.page.wait_for(lambda s: s.load_failed or (s.ready == "complete" and (
+                s.input_found or s.login)), self.to.input_s, "the input box")
+        except PageTimeout:
+            where = await self.dump("no-input")
+            raise InputRejected(f"the {self.t.title} input box did not appear within {self.to.input_s:g}s",
+                                hint=dump_hint("Check the tab with take_cdp_snapshot; the site may be down or "
+                                               "changed.", where)) from None
+        if st.load_failed:
+            raise unreachable(self.t, await self.page.load_error())
+        return st
 
     def target(self, st: PageState) -> str | None:
         """Where the attempt starts: the conversation a retry's question went to; a new chat; this project's
@@ -340,6 +349,8 @@ class AskFlow:
             return self.session_url
         if retry:
             return st.url if st.url.startswith(self.t.home_url.rstrip("/")) else self.t.home_url
+        if st.load_failed:  # an earlier ask left the browser's error page here: load the site again
+            return self.t.home_url
         return None
 
     async def guard(self, st: PageState) -> bool:
@@ -748,6 +759,17 @@ class AskFlow:
                                "sent" if not self.memo.sent else f"the {timeout_s:g}s deadline came while "
                                f"{self.stage.value}", hint=dump_hint("Raise timeout_s, or check the tab with "
                                                                "take_cdp_snapshot.", where))
+
+
+def unreachable(t: ProviderTable, error: str) -> SiteUnreachable:
+    """The page did not load: the browser's error name, and what each usual one means."""
+    host = t.home_url.split("//", 1)[-1].split("/", 1)[0]
+    why = error or "the browser showed its error page"
+    return SiteUnreachable(f"{t.title} ({host}) did not load: {why}",
+                           hint=f"The browser could not reach {host}: check the network of the machine the browser "
+                           "runs on (ERR_INTERNET_DISCONNECTED: no network at all; ERR_NAME_NOT_RESOLVED: DNS; "
+                           "ERR_CONNECTION_REFUSED / _RESET / _TIMED_OUT: a proxy, firewall or VPN in the way; "
+                           "ERR_CERT_…: something intercepts TLS), then ask again. Nothing was sent.")
 
 
 def dump_hint(hint: str, where: str) -> str:

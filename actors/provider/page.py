@@ -77,6 +77,9 @@ def _object(value: JSON, what: str) -> JSONObject:
     return value
 
 
+ERROR_PAGE = "chrome-error:"  # the document Chrome shows for a page that failed to load
+
+
 @attrs.frozen
 class PageState:
     """One watcher report: the provider page as the completion rules and the ask flow see it (seed 3.3 / 4.3)."""
@@ -115,6 +118,12 @@ class PageState:
     # the ask still works, and the result says the site changed.
     fallbacks: tuple[str, ...] = ()
     last_solid: int = 0  # the last response's text without whitespace: how much answer the page shows
+
+    @property
+    def load_failed(self) -> bool:
+        """The browser shows its own error page where the site should be (no network, DNS, TLS): the tab keeps the
+        site's address, the document is Chrome's."""
+        return self.url.startswith(ERROR_PAGE)
 
     @classmethod
     def parse(cls, value: JSON) -> PageState:

@@ -9,17 +9,21 @@ streams, the response selectors only on a page that shows an earlier answer).
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
 
 import attrs
+import trio
 
 from supervisor.errors import BadExtensionReply
 
 from ..protocol.common import JSON, ProviderName
 from ..protocol.provider import ProbeItem, ProbeReport, ProbeStatus
-from .page import BadPageReport
-from .tab import HERE, TabSession
-from .table import ProviderTable
+from .flow import unreachable
+from .page import BadPageReport, PageState
+from .tab import HERE, PageTimeout, TabSession
+from .table import ProviderTable, Timeouts
 
 PROBE = (HERE / "probe.js").read_text(encoding="utf-8")
 
@@ -291,6 +295,52 @@ def _matched(seen: Seen, key: str) -> bool:
 def _label_shown(seen: Seen, key: str) -> bool:
     m = seen.labels.get(key)
     return m is not None and m.index is not None
+
+
+async def look(page: TabSession, t: ProviderTable, to: Timeouts, kept: str | None, deadline: float,
+               log: logging.Logger) -> ProbeReport:
+    """Read the page as an ask finds it: loaded, the input box (or a login page) shown, and on a conversation its
+    turns arrived. `kept`: the project's conversation, read only. A kept conversation the site no longer has (deleted,
+    or never there) is not a changed site: the probe then reads a new chat, and the report says the conversation is
+    gone (an ask in that state asks in a new chat too). A drifted selector makes the waits run out; the probe then
+    reads the page as it is."""
+    def is_conversation(url: str) -> bool:
+        return re.match(t.conversation_re, url) is not None
+
+    def room(reserve: float) -> float:
+        return max(0.5, deadline - trio.current_time() - reserve)
+
+    async def loaded() -> PageState:
+        st = await page.current()
+        with contextlib.suppress(PageTimeout):
+            st = await page.wait_for(lambda s: s.load_failed or (s.ready == "complete" and (s.input_found or s.login)),
+                                     min(to.input_s, room(to.script_s)), "the input box")
+        if st.load_failed:  # the browser's error page is no verdict on the site's markup
+            raise unreachable(t, await page.load_error())
+        return st
+
+    st = await page.current()
+    if kept is not None and st.url != kept:
+        await page.navigate(kept)  # read only: the kept conversation is looked at, never typed into
+    elif kept is None and st.load_failed:  # an earlier ask's error page: the site again
+        await page.navigate(t.home_url)
+    st = await loaded()
+    gone: str | None = None
+    if is_conversation(st.url) or kept is not None:
+        with contextlib.suppress(PageTimeout):
+            st = await page.wait_for(lambda s: s.user_count > 0 or s.unavailable or not is_conversation(s.url),
+                                     min(to.earlier_turns_s, room(5)), "earlier turns")
+        if kept is not None and st.user_count == 0 and (st.unavailable or not is_conversation(st.url)):
+            gone = kept
+            log.info("%s probe: the kept conversation %s is not available; probing a new chat", t.title, kept)
+            await page.navigate(t.home_url)
+            st = await loaded()
+    if is_conversation(st.url):
+        # The last turn's finished-turn buttons come a moment after the turns (they are judged too).
+        with contextlib.suppress(PageTimeout):
+            await page.wait_for(lambda s: s.answered and (s.last_has_feedback or s.stop),
+                                min(to.settle_max_s, room(5)), "the last turn's buttons")
+    return attrs.evolve(judge(t, await read_page(page), overridden=t.overridden), conversation_gone=gone)
 
 
 async def read_page(page: TabSession) -> Seen:

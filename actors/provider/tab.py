@@ -45,6 +45,12 @@ MARKDOWN_SOURCE = f"({MARKDOWN})();"  # the same as a script, for tests that loa
 CALL = _script("call.js")
 DOM = _script("dom.js")
 FACTS = _script("page_facts.js")
+# Chrome's own error page (chrome-error://chromewebdata/) names the failure in its text ("ERR_INTERNET_DISCONNECTED")
+# and in its data: the name, or "" when it shows none.
+LOAD_ERROR = """function loadError() {
+  const find = (text) => (/\\b(ERR_[A-Z0-9_]+)\\b/.exec(text || '') || [])[1] || '';
+  return find(document.body && document.body.innerText) || find(document.documentElement.outerHTML);
+}"""
 
 
 class TabGone(Exception):
@@ -413,6 +419,14 @@ class TabSession:
             return Extracted.parse(await self.act("extract", own_only))
         except BadPageReport as exc:
             raise BadExtensionReply(f"the {self.t.title} answer could not be read: {exc}") from exc
+
+    async def load_error(self) -> str:
+        """On Chrome's error page: the browser's name for why the page did not load (``net::ERR_…``), or ""."""
+        try:
+            got = await self.script(LOAD_ERROR)
+        except BridgeError:
+            return ""
+        return f"net::{got}" if isinstance(got, str) and got else ""
 
     async def facts(self, max_text: int) -> JSONObject:
         got = await self.script(FACTS, max_text)

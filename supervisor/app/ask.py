@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import uuid
 from pathlib import Path
@@ -23,6 +24,7 @@ from actors.protocol.provider import (
 from .. import attachments
 from ..config import Config
 from ..errors import BridgeError, InvalidArgument
+from ..progress import pace
 from ..safetext import for_terminal, printable, printable_json
 from . import open_bridge
 
@@ -77,6 +79,21 @@ def choices_of(extras: AskExtras, providers: list[ProviderName]) -> tuple[tuple[
     return tuple((p, c) for p, c in out.items() if c)
 
 
+def progress_line(item: AskProgress) -> str:
+    """`[chatgpt] thinking`, `[gemini] answering (1200 chars)`: one provider's phase, for stderr."""
+    chars = f" ({item.chars} chars)" if item.phase is AskPhase.ANSWERING and item.chars else ""
+    return f"[{item.provider.value}] {item.phase.value}{chars}"
+
+
+async def narrate(items: trio.MemoryReceiveChannel[AskProgress]) -> None:
+    """Each provider's phase once as it changes; while it stays, a heartbeat every 20 s with the elapsed time."""
+    async def say(line: str) -> bool:
+        print(line, file=sys.stderr, flush=True)
+        return True
+
+    await pace(items, say, group=lambda i: i.provider, key=lambda i: i.phase, line=progress_line)
+
+
 async def ask_main(config: Config, question: str, provider: str, new_chat: bool, timeout_s: float | None,
                    as_json: bool, extras: AskExtras = AskExtras()) -> int:
     if not question.strip():
@@ -107,18 +124,12 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
     wait_s = timeout_s if timeout_s is not None else default_timeout_s(
         config.response_timeout_s, " ".join(c.words() for _, c in choices))
     results: dict[ProviderName, AskResult | BridgeError] = {}
-    last_chars: dict[ProviderName, int] = {}
+    send, recv = trio.open_memory_channel[AskProgress](256)
 
     def on_progress(item: object) -> None:
-        if not isinstance(item, AskProgress):
-            return
-        if item.phase is AskPhase.ANSWERING:
-            if item.chars - last_chars.get(item.provider, 0) < 200:
-                return
-            last_chars[item.provider] = item.chars
-            print(f"[{item.provider.value}] answering… {item.chars} chars", file=sys.stderr, flush=True)
-        else:
-            print(f"[{item.provider.value}] {item.phase.value}", file=sys.stderr, flush=True)
+        if isinstance(item, AskProgress):
+            with contextlib.suppress(trio.WouldBlock):
+                send.send_nowait(item)  # progress is advisory: never block an actor on the terminal
 
     async with open_bridge(config) as bridge:
 
@@ -131,9 +142,11 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
                 results[p] = exc
 
         try:
-            async with trio.open_nursery() as asks:
-                for p in providers:
-                    asks.start_soon(one, p)
+            async with trio.open_nursery() as narrating:
+                narrating.start_soon(narrate, recv)
+                async with send, trio.open_nursery() as asks:
+                    for p in providers:
+                        asks.start_soon(one, p)
         finally:
             attachments.unstage(uploads)
 

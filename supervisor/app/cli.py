@@ -25,7 +25,25 @@ Typical use: register `ai-bridge serve` as an MCP server in your agent; check th
 """
 
 
-def _common(p: argparse.ArgumentParser) -> None:
+QUIET_COMMANDS = ("ask", "doctor", "check", "demo")  # their own output is the report: logging defaults to warning
+DEBUG_HELP = "on an error, also print its traceback (without it: one line naming the error and its fix)"
+
+
+DEMO_QUESTION = "How do I read files asynchronously in Python?"
+DEMO_DESCRIPTION = """\
+Ask ChatGPT and Gemini once, end to end, on the imitations of chatgpt.com and gemini.google.com that come with
+ai-bridge: the question is typed into each page, the answers stream back and print on stdout, the progress on
+stderr. No network, no account, nothing to set up but a Chromium or Chrome (found on PATH, or --browser-path).
+
+It keeps to itself, without root: a temporary state dir (sessions, history, log and a pairing key of its own,
+removed at the end); a headless Chromium of its own on a temporary profile, whose host rules send chatgpt.com and
+gemini.google.com to the imitations on 127.0.0.1 and every other host nowhere. Its extension obeys only this run's
+server (paired with the run's own key): your other ai-bridge servers and your own Chrome are left alone. It needs
+one free discovery port in {ports}. Exit 0 when at least one provider answered.
+"""
+
+
+def _common(p: argparse.ArgumentParser, *, quiet: bool = False, debug_help: str = DEBUG_HELP) -> None:
     g = p.add_argument_group("state and logging")
     g.add_argument("--state-dir", help="sessions, history, logs, browser profile "
                    "(default $XDG_STATE_HOME/ai-bridge or ~/.local/state/ai-bridge; env AI_BRIDGE_STATE_DIR)")
@@ -34,7 +52,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     g.add_argument("--providers", dest="providers_file", type=Path, metavar="FILE",
                    help="selectors and labels to prepend to the provider tables; one named here must exist "
                    "(default $XDG_CONFIG_HOME/ai-bridge/providers.toml, if it exists; docs/providers.md)")
-    g.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="default info")
+    g.add_argument("--log-level", choices=["debug", "info", "warning", "error"],
+                   help="default warning: this command's own output is the report" if quiet else "default info")
+    g.add_argument("--debug", action="store_true", help=debug_help)
     g.add_argument("-v", "--verbose", action="count", default=0, help="debug logging (-vv: libraries too)")
     g.add_argument("--project", help="project name for sessions (default: the MCP client's root or the cwd)")
     g.add_argument("--private-text", action="store_true", default=None,
@@ -111,15 +131,16 @@ def parser() -> argparse.ArgumentParser:
                    help="a host the browser tools may touch: example.com, *.example.com (it and its subdomains) or "
                    "* (all); repeatable; default none (env AI_BRIDGE_ALLOWED_DOMAINS, comma-separated)")
     t.add_argument("--network-secrets", action="store_true", default=None,
-                   help="network_log shows credential headers (Cookie, Set-Cookie, Authorization, ...) instead of "
-                   "[redacted] (env AI_BRIDGE_NETWORK_SECRETS)")
+                   help="network_log shows credential headers (Authorization, API and CSRF tokens, ...) instead of "
+                   "[redacted]; cookies never show, Chrome reports headers without them (env "
+                   "AI_BRIDGE_NETWORK_SECRETS)")
     t.add_argument("--download-dir", metavar="DIR", default=None,
                    help="the folder the download tool saves into, never outside it; without it the tool is "
                    "refused (env AI_BRIDGE_DOWNLOAD_DIR)")
 
     a = sub.add_parser("ask", help="ask ChatGPT and/or Gemini from the terminal (progress on stderr)",
                        description="Ask through the browser, as the MCP tools do, and print the answer on stdout.")
-    _common(a)
+    _common(a, quiet=True)
     a.add_argument("--provider", choices=["chatgpt", "gemini", "both"], default="both",
                    help="which site to ask (default: both, in parallel)")
     a.add_argument("--new-chat", action="store_true", help="start a fresh conversation")
@@ -161,12 +182,23 @@ def parser() -> argparse.ArgumentParser:
     m.add_argument("--timeout", type=_seconds, default=60.0, help="seconds each site may take (default 60)")
     m.add_argument("--json", action="store_true", help="print the offers as JSON")
 
+    dm = sub.add_parser("demo", help="ask the built-in imitations of ChatGPT and Gemini: no network, no account",
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        description=DEMO_DESCRIPTION.format(ports=PORT_RANGE))
+    dm.add_argument("question", nargs="?", default=DEMO_QUESTION, help=f"what to ask (default: {DEMO_QUESTION!r})")
+    dm.add_argument("--browser-path", help="Chrome/Chromium executable (env AI_BRIDGE_BROWSER_PATH; default: PATH)")
+    dm.add_argument("--timeout", type=_seconds, default=120.0, help="seconds the ask may take (default 120)")
+    dm.add_argument("--config", type=Path, help="TOML config file, for browser_path (default as for serve)")
+    dm.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="default warning")
+    dm.add_argument("-v", "--verbose", action="count", default=0, help="debug logging (-vv: libraries too)")
+    dm.add_argument("--debug", action="store_true", help=DEBUG_HELP)
+
     d = sub.add_parser("doctor", help="launch headless Chromium with the extension and check every link",
                        description="Checks: browser found, discovery guarded, extension connected, relay round "
                        "trip, debugger attach on the self-test page. Uses a temporary profile. Exit 0 = all pass. "
                        "With --live: the no-send health probe of the provider pages in your browser instead. "
                        "With --page: the same probe, and the answer an ask would read, on a page you saved.")
-    _common(d)
+    _common(d, quiet=True)
     d.add_argument("--live", action="store_true",
                    help="open each provider page in the browser ai-bridge uses (any --browser mode) and check every "
                    "selector and label of its table; types and sends nothing. Exit 0 only when nothing required "
@@ -187,7 +219,8 @@ def parser() -> argparse.ArgumentParser:
                        "print a progress line per scenario and a summary, and write a JSON and a markdown report to "
                        "<state-dir>/reports/. Exit 0 only when every selected scenario passed; 2 for invalid "
                        "scenarios or options. See docs/check.md.")
-    _common(k)
+    _common(k, quiet=True, debug_help="print each ask's phases and the probe's whole table, keep whole answers and a "
+            "page snapshot of every scenario in the reports; on an error, also print its traceback")
     k.add_argument("--scenarios", dest="scenario_files", action="append", default=[], type=Path, metavar="FILE",
                    help="also load the scenarios of this JSON file (repeatable; after the shipped ones)")
     k.add_argument("--list", dest="list_only", action="store_true",
@@ -199,9 +232,6 @@ def parser() -> argparse.ArgumentParser:
     k.add_argument("--tag", dest="tags", action="append", default=[], metavar="TAG",
                    help="run only scenarios with this tag (repeatable: every tag given; smoke, regression, chatgpt, "
                    "gemini, thinking, parallel, code)")
-    k.add_argument("--debug", action="store_true",
-                   help="print each ask's phases, keep whole answers and a page snapshot of every scenario in the "
-                   "reports")
 
     c = sub.add_parser("console", help="live inspection of a running server (actor tree, tasks, faults)",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -216,6 +246,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--socket", type=Path, help="connect to this console socket directly")
     c.add_argument("-c", dest="commands", action="append", default=[], metavar="CODE",
                    help="run this code and exit instead of the interactive REPL (repeatable)")
+    c.add_argument("--debug", action="store_true", help=DEBUG_HELP)
 
     pr = sub.add_parser("pair", help="print the code that pairs your own Chrome's extension with your servers",
                         description="Print the pairing code of the state dir's key (made on first use) on stdout, "
@@ -225,6 +256,7 @@ def parser() -> argparse.ArgumentParser:
                         "The code is as private as the key file: do not share it.")
     pr.add_argument("--state-dir", help="the servers' state dir (default as for serve)")
     pr.add_argument("--config", type=Path, help="TOML config file (default as for serve)")
+    pr.add_argument("--debug", action="store_true", help=DEBUG_HELP)
 
     j = sub.add_parser("jobs", help="list the background jobs and get their answers, from their records",
                        description="The background jobs (asks with background: true, MCP tasks) of the state dir, "
@@ -244,6 +276,7 @@ def parser() -> argparse.ArgumentParser:
     j.add_argument("--wait", type=_seconds, metavar="S",
                    help="with get: wait up to S seconds for a running job to end, while a server runs it (default: "
                    "look once)")
+    j.add_argument("--debug", action="store_true", help=DEBUG_HELP)
 
     e = sub.add_parser("extension", help="write the Chrome extension as a zip file to carry to your Chrome",
                        description="Write the bundled Chrome extension as a zip (one folder inside) to load in a "
@@ -274,7 +307,8 @@ def _config(args: argparse.Namespace) -> Any:
         from ..errors import ConfigError
 
         raise ConfigError(f"option --config: {explicit} does not exist (or is not a file)")
-    return cfg.load(cli, config_file=explicit)
+    defaults = {"log_level": "warning"} if args.command in QUIET_COMMANDS else None
+    return cfg.load(cli, config_file=explicit, defaults=defaults)
 
 
 def _pair(state_dir: Path) -> int:
@@ -301,6 +335,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser().print_help(sys.stderr)
         return 2
+    from .failure import run_command
+
+    return run_command(lambda: _command(args), debug=getattr(args, "debug", False))
+
+
+def _command(args: argparse.Namespace) -> int:
     if args.command == "extension-path" or (args.command == "extension" and args.zip_path is None):
         from ..paths import extension_path
 
@@ -327,6 +367,11 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command in ("jobs", "ask", "console") and isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(errors="backslashreplace")  # text from pages and records: a lone surrogate is no crash
+    if args.command == "demo":  # its own temporary state dir: nothing of the user's state is touched
+        from .demo import run_demo
+
+        return run_demo(config, args.question, args.timeout, verbose=args.verbose)
+
     if args.command == "console":  # a client: no logging set-up, no log file of its own
         from .console_client import console_main
 
@@ -349,10 +394,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from .. import logs
 
-    level = config.log_level
-    quiet = args.command in ("doctor", "ask", "check")
-    if quiet and args.log_level is None and "AI_BRIDGE_LOG_LEVEL" not in os.environ:
-        level = "warning"  # their own output is the report; the log file still gets what passes this level
     log_file: Path | None = config.log_file
     try:
         ensure_private_dir(config.state_dir)  # 0700 and ours; another user's state dir is refused outright
@@ -365,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
         log_file = None  # unwritable: run without sessions, history and log file (each says so once)
         print(f"ai-bridge: warning: {exc.message}; running without sessions, history or a log file",
               file=sys.stderr)
-    logs.setup(level, log_file, verbose=args.verbose)
+    logs.setup(config.log_level, log_file, verbose=args.verbose)
     if args.command == "serve":
         from .serve import serve
 

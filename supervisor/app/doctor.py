@@ -22,6 +22,7 @@ from ..config import PORT_RANGE, Config
 from ..errors import BridgeError
 from ..safetext import for_terminal, json_for_terminal
 from . import open_bridge
+from .failure import leaf, one_line
 
 
 @attrs.define
@@ -88,7 +89,28 @@ async def doctor_main(config: Config) -> int:
     if not await step("browser found", "apt-get install -y chromium (or pass --browser-path)", browser_found):
         return report(checks)
     config = attrs.evolve(config, browser_path=path[0])
+    try:
+        await _bridge_checks(config, step)
+    except (BridgeError, OSError, BaseExceptionGroup) as failure:
+        # The tree did not start (every discovery port taken, an unusable state dir): a row of the table like any
+        # other check, with the error's own fix.
+        exc = leaf(failure)
+        if not isinstance(exc, BridgeError | OSError):
+            raise
+        typed = isinstance(exc, BridgeError)
+        checks.append(Check("ai-bridge started (discovery, relay)",
+                            detail=f"[{exc.code}] {exc.message}" if isinstance(exc, BridgeError) else one_line(exc),
+                            fix=(exc.hint if isinstance(exc, BridgeError) else None) or
+                            ("see the code's section in docs/troubleshooting.md" if typed else "fix the file's "
+                             "permissions, or pass a --state-dir you can write")))
+    return report(checks)
 
+
+Step = Callable[[str, str, Callable[[], Awaitable[str]]], Awaitable[bool]]
+
+
+async def _bridge_checks(config: Config, step: Step) -> None:
+    """The checks that need the actor tree: discovery, the launched browser and its extension, the relay."""
     async with open_bridge(config) as bridge:
         port = await bridge.ref(DISCOVERY).call(DiscoveryPort(), timeout=5)
 
@@ -162,7 +184,6 @@ async def doctor_main(config: Config) -> int:
 
             await step("debugger attach on the self-test page", "check chrome://extensions for errors",
                        attach_selftest)
-    return report(checks)
 
 
 async def live_main(config: Config, provider: str, timeout_s: float, as_json: bool) -> int:

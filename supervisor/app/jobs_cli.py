@@ -78,8 +78,9 @@ def get_main(state_dir: Path, job_id: str, wait_s: float, as_json: bool, *, raw:
     try:
         files.path(job_id)
     except ValueError:
-        print(for_terminal(f"ai-bridge jobs: {job_id!r} is not a job id (job-…)"), file=sys.stderr)
-        return 2
+        print(for_terminal(f"ai-bridge jobs: no job {job_id!r}: job ids look like job-… (`ai-bridge jobs` lists "
+                           "them)"), file=sys.stderr)
+        return 1  # unknown, as docs/cli.md says: whatever the id looks like
     give_up = time.monotonic() + wait_s
     while True:
         try:

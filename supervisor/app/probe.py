@@ -56,6 +56,12 @@ _MARK = {ProbeStatus.OK: "ok", ProbeStatus.FALLBACK: "FALLBACK", ProbeStatus.MIS
          ProbeStatus.NOT_APPLICABLE: "n/a"}
 
 
+def gone_note(url: str) -> str:
+    """A kept conversation the site no longer has: not a changed site (nothing to patch), and no harm to asks."""
+    return (f"the kept conversation {url} is not available on the site (deleted, or never there): probed a new chat "
+            "instead; the next ask starts a new conversation")
+
+
 def render_table(results: Mapping[ProviderName, ProbeReport | BridgeError]) -> str:
     """The human table: one block per provider, one line per table entry, then what to update."""
     lines = render_blocks(results)
@@ -72,6 +78,8 @@ def render_blocks(results: Mapping[ProviderName, ProbeReport | BridgeError]) -> 
             continue
         signed = {True: "signed in", False: "NOT signed in", None: "sign-in unknown"}[r.signed_in]
         lines.append(f"{p.value}  {r.url}  ({signed}; language {r.language or 'unknown'})")
+        if r.conversation_gone:
+            lines.append(f"  {gone_note(r.conversation_gone)}")
         width = max((len(i.entry) for i in r.items), default=10) + 2  # room for the override mark
         for i in r.items:
             entry = i.entry + (" *" if i.entry in r.overridden else "")

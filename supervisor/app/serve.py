@@ -21,6 +21,7 @@ from ..config import Config
 from ..errors import BridgeError
 from ..otp.faults import FaultKind, inject
 from . import Bridge, open_bridge
+from .failure import leaf, one_line
 
 log = logging.getLogger("ai_bridge.app")
 
@@ -68,28 +69,12 @@ async def serve(config: Config, *, stdin_fd: int = 0) -> int:
             nursery.cancel_scope.cancel()
             log.info("shutting down (%s)", reason)
     except (BridgeError, OSError, BaseExceptionGroup) as failure:
-        exc = _leaf(failure)
+        exc = leaf(failure)
         if not isinstance(exc, BridgeError | OSError):
             raise
         log.debug("start-up failed", exc_info=exc)
-        print(f"ai-bridge: {'stopped' if started else 'cannot start'}: {_one_line(exc)}", file=sys.stderr,
+        print(f"ai-bridge: {'stopped' if started else 'cannot start'}: {one_line(exc)}", file=sys.stderr,
               flush=True)
         return 1
     log.info("stopped (%s)", reason)
     return 0
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _one_line(exc: BaseException) -> str:
-    if isinstance(exc, BridgeError):
-        return str(exc)
-    if isinstance(exc, PermissionError):
-        return f"{exc.strerror or exc}: {exc.filename or ''} (pass a --state-dir you can write, or fix permissions)"
-    if isinstance(exc, OSError):
-        return f"{exc.strerror or exc}{': ' + str(exc.filename) if exc.filename else ''}"
-    return f"{type(exc).__name__}: {exc}"

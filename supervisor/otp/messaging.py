@@ -291,8 +291,8 @@ class Mailbox(Generic[M]):
             env._mailbox = None
             self._redeliver.appendleft(env)
         if error is not None and held:
-            log.info("actor %s held %d request(s) when it ended: %s", self.name, len(held),
-                     f"re-delivering {len(requeued)}" if restarting else "failed")
+            log.log(logging.DEBUG if retry is not None else logging.INFO, "actor %s held %d request(s) when it "
+                    "ended: %s", self.name, len(held), f"re-delivering {len(requeued)}" if restarting else "failed")
 
     def close_down(self, reason: str = "") -> None:
         """No actor will read this mailbox again: fail everything queued so callers are not left waiting."""

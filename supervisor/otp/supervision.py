@@ -29,7 +29,7 @@ import attrs
 import trio
 
 from ..errors import SupervisorEscalation
-from .messaging import ActorContext, Mailbox, Message, Registry, _describe, receive_unless
+from .messaging import ActorContext, Mailbox, Message, Registry, Retry, _describe, _leaf, receive_unless
 
 log = logging.getLogger("ai_bridge.supervisor")
 
@@ -254,7 +254,7 @@ class Supervisor:
                 try:
                     try:
                         for child in self.children:
-                            await self._start(child)
+                            await self._start(child, first=True)
                     except Exception as exc:
                         failure = exc  # re-raised below, outside the nursery, so it is not wrapped in a group
                     else:
@@ -297,7 +297,11 @@ class Supervisor:
             restart = child.spec.restart is Restart.PERMANENT or (
                 child.spec.restart is Restart.TRANSIENT and abnormal
             )
-            if abnormal:
+            if abnormal and isinstance(_leaf(_as_exc(result)), Retry):
+                # A deliberate restart (a stuck page: a fresh tab connection, the request again) is an expected
+                # recovery: the actor says so in one line at info where it decides it; no crash, no traceback.
+                log.debug("%s/%s restarts to retry: %s", self.spec.id, child.spec.id, _leaf(_as_exc(result)))
+            elif abnormal:
                 log.warning("%s/%s crashed: %s", self.spec.id, child.spec.id, child.last_error,
                             exc_info=result if isinstance(result, BaseException) else None)
             else:
@@ -434,7 +438,10 @@ class Supervisor:
 
     # -- start / stop -----------------------------------------------------------------------------------------------
 
-    async def _start(self, child: Child) -> None:
+    async def _start(self, child: Child, *, first: bool = False) -> None:
+        """Start `child`; a failure is raised. On the supervisor's own start (`first`) it goes up to whoever started
+        the tree, which reports it (one line from a command): logged here only at info. A restart's failure is
+        counted like a crash, and this error line is its record."""
         assert self._nursery is not None
         child.state = ChildState.STARTING
         child.stop_requested = trio.Event()
@@ -446,7 +453,8 @@ class Supervisor:
         except Exception as exc:
             child.state = ChildState.STOPPED
             child.last_error = _describe(exc)
-            log.error("%s/%s failed to start: %s", self.spec.id, child.spec.id, child.last_error)
+            log.log(logging.INFO if first else logging.ERROR, "%s/%s failed to start: %s", self.spec.id,
+                    child.spec.id, child.last_error)
             raise
         child.state = ChildState.RUNNING
 

@@ -38,7 +38,13 @@ and serves HTTPS (h2 + http/1.1) until SIGTERM/SIGINT or EOF on stdin. Point Chr
     --ignore-certificate-errors-spki-list=<spki>
 
 In tests use :func:`tests.fakesites.fixture.start_fakesites` (a subprocess; ``chromium_args()`` builds both
-flags) and its control clients; in-process use :func:`tests.fakesites.server.serve_sites`.
+flags, in ``flags.py``) and its control clients; in-process use :func:`tests.fakesites.server.serve_sites`.
+
+This folder also ships with ai-bridge, as ``supervisor/_fakesites`` in the wheel (pyproject's force-include):
+``ai-bridge demo`` serves these sites in-process with the certificate in ``tls/`` (made once by
+``make_certificates``; ``python -m tests.fakesites --remake-shipped-certificate`` makes a new one), so keep
+``server.py`` free of imports the package does not install (trustme and cryptography are imported only to make a
+certificate).
 
 Pages: ``https://chatgpt.com/`` (and ``/c/<uuid>``), ``https://gemini.google.com/app`` (and ``/app/<16 hex>``;
 ``/`` redirects to ``/app``).

@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from . import flags
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 __all__ = ["FakeSites", "FakeSitesError", "SiteControl", "start_fakesites"]
@@ -157,21 +159,13 @@ class FakeSites:
         self.gemini = SiteControl("gemini", "127.0.0.1", self.gemini_port, ctx, "https://gemini.google.com")
 
     def host_resolver_rules(self) -> str:
-        return (f"MAP chatgpt.com 127.0.0.1:{self.chatgpt_port}, "
-                f"MAP gemini.google.com 127.0.0.1:{self.gemini_port}, "
-                "MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1")
+        return flags.host_resolver_rules(self.chatgpt_port, self.gemini_port)
 
     def chromium_args(self, *, blanket_cert_errors: bool = False) -> list[str]:
-        """Flags that make Chromium reach the fakes at the real host names and accept their certificate.
-
-        The SPKI pin alone is enough (verified: pages load and CDP attaches without an interstitial), so the
-        blanket ``--ignore-certificate-errors`` is only added on request.
-        """
-        args = [f"--host-resolver-rules={self.host_resolver_rules()}",
-                f"--ignore-certificate-errors-spki-list={self.spki}"]
-        if blanket_cert_errors:
-            args.append("--ignore-certificate-errors")
-        return args
+        """Flags that make Chromium reach the fakes at the real host names and accept their certificate (the SPKI
+        pin; the blanket ``--ignore-certificate-errors`` only on request)."""
+        return flags.chromium_args(self.chatgpt_port, self.gemini_port, self.spki,
+                                   blanket_cert_errors=blanket_cert_errors)
 
     def reset(self) -> None:
         self.chatgpt.reset()

@@ -21,9 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import trio
-import trustme
-from cryptography import x509
-from cryptography.hazmat.primitives import serialization
 from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 from quart import Response, request
@@ -33,6 +30,10 @@ from .scripting import ControlError, Generation, SiteState, now_ms, split_chunks
 
 HERE = Path(__file__).resolve().parent
 HOSTNAMES = ("chatgpt.com", "gemini.google.com")
+# A certificate made once by `make_certificates` and shipped with ai-bridge for `ai-bridge demo` (which must not
+# need the test extras to make one): trustme's leaf, valid to the year 3000, trusted by no browser but one launched
+# with its SPKI pin. Remake it with ``python -m tests.fakesites --remake-shipped-certificate``.
+SHIPPED_TLS = HERE / "tls"
 
 NO_STORE = {"Cache-Control": "no-store"}
 
@@ -47,6 +48,10 @@ def make_certificates(cert_dir: str | os.PathLike) -> dict:
     Returns paths and the base64 SHA-256 of the leaf's SubjectPublicKeyInfo, the value Chromium's
     ``--ignore-certificate-errors-spki-list`` wants.
     """
+    import trustme  # the test extras: `ai-bridge demo` uses the shipped certificate instead
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
     cert_dir = Path(cert_dir)
     cert_dir.mkdir(parents=True, exist_ok=True)
     ca = trustme.CA(organization_name="ai-bridge fakesites CA")
@@ -68,6 +73,18 @@ def make_certificates(cert_dir: str | os.PathLike) -> dict:
         "keyFile": str(key_path),
         "spki": base64.b64encode(hashlib.sha256(spki).digest()).decode(),
     }
+
+
+def shipped_certificates() -> dict:
+    """The certificate that ships with ai-bridge (`SHIPPED_TLS`), as `make_certificates` describes one."""
+    spki = json.loads((SHIPPED_TLS / "spki.json").read_text(encoding="utf-8"))["spki"]
+    return {"caCert": str(SHIPPED_TLS / "ca.pem"), "certFile": str(SHIPPED_TLS / "server.pem"),
+            "keyFile": str(SHIPPED_TLS / "server.key"), "spki": spki}
+
+
+def remake_shipped_certificates() -> None:
+    info = make_certificates(SHIPPED_TLS)
+    (SHIPPED_TLS / "spki.json").write_text(json.dumps({"spki": info["spki"]}) + "\n", encoding="utf-8")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -525,12 +542,16 @@ def _hypercorn_config(host: str, port: int, tls: dict) -> Config:
 
 
 async def serve_sites(*, chatgpt_port: int = 0, gemini_port: int = 0, host: str = "127.0.0.1",
-                      cert_dir: str | os.PathLike, shutdown: trio.Event,
+                      cert_dir: str | os.PathLike | None = None, tls: dict | None = None, shutdown: trio.Event,
                       task_status: trio.TaskStatus[dict] = trio.TASK_STATUS_IGNORED) -> None:
     """Serve both sites until ``shutdown`` is set. ``task_status.started`` gets the info dict
     (``chatgptPort``, ``geminiPort``, ``spki``, ``caCert``, ...). ``sites`` in it holds the SiteState objects
-    (only when used in-process; the CLI prints the dict without them)."""
-    tls = make_certificates(cert_dir)
+    (only when used in-process; the CLI prints the dict without them). The certificate: ``tls`` (for example
+    `shipped_certificates()`), else one made in ``cert_dir``."""
+    if tls is None:
+        if cert_dir is None:
+            raise ValueError("serve_sites needs cert_dir or tls")
+        tls = make_certificates(cert_dir)
     sites = {"chatgpt": SiteState("chatgpt"), "gemini": SiteState("gemini")}
     apps = {"chatgpt": create_chatgpt_app(sites["chatgpt"]), "gemini": create_gemini_app(sites["gemini"])}
     ports = {"chatgpt": chatgpt_port, "gemini": gemini_port}
@@ -601,10 +622,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--chatgpt-port", type=int, default=0)
     parser.add_argument("--gemini-port", type=int, default=0)
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--cert-dir", required=True, help="where the CA, certificate and key are written")
+    parser.add_argument("--cert-dir", help="where the CA, certificate and key are written (required to serve)")
+    parser.add_argument("--remake-shipped-certificate", action="store_true",
+                        help="write a new certificate into tls/ (the one `ai-bridge demo` ships with) and exit")
     parser.add_argument("--ignore-stdin", action="store_true",
                         help="do not stop at EOF on stdin (stop with SIGTERM/SIGINT only)")
     parser.add_argument("--verbose", action="store_true", help="log hypercorn errors to stderr")
     args = parser.parse_args(argv)
+    if args.remake_shipped_certificate:
+        remake_shipped_certificates()
+        return
+    if not args.cert_dir:
+        parser.error("--cert-dir is required")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
     trio.run(amain, args)

@@ -15,6 +15,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from supervisor import attachments
 from supervisor.errors import BridgeError, ErrorInfo, InvalidArgument
+from supervisor.progress import pace
 
 from ...protocol.common import ProviderName
 from ...protocol.jobs import JOBS, JobView, StartJob
@@ -31,10 +32,9 @@ from ...protocol.session_store import MAX_PROJECT
 from ..deps import FrontDeps, ToolCall
 from ..toolkit import Annotations, Args, Result, Tool
 from .consent import confirm_costly, with_login
-from .render import Answer, BothAnswers, DryRun, JobStarted, answer_result, both_result, heartbeat, progress_line
+from .render import Answer, BothAnswers, DryRun, JobStarted, answer_result, both_result, progress_line
 
 MAX_QUESTION = 100_000
-HEARTBEAT_S = 20.0  # a silent page (a long think) still sends a progress notification this often
 
 
 class AskArgs(Args):
@@ -215,21 +215,12 @@ class _ProgressPump:
                 pass  # progress is advisory; never block an actor on a slow client
 
     async def run(self) -> None:
-        started, last = trio.current_time(), "working"
-        while True:
-            item: AskProgress | None = None
-            with trio.move_on_after(HEARTBEAT_S):
-                try:
-                    item = await self.recv.receive()
-                except trio.EndOfChannel:
-                    return
-            if item is not None:
-                last = progress_line(item.provider, item.phase, item.text)
-                line = last
-            else:  # nothing new for a while (Pro and Deep Think answers think for many minutes): still going
-                line = heartbeat(last, trio.current_time() - started)
-            if not await self.call.progress(line):
-                return
+        """Each provider's changes once (a thinking page reports "thinking" again and again); a heartbeat with the
+        elapsed time while a provider shows nothing new (Pro and Deep Think answers think for many minutes)."""
+        def line(item: AskProgress) -> str:
+            return progress_line(item.provider, item.phase, item.text)
+
+        await pace(self.recv, self.call.progress, group=lambda i: i.provider, key=line, line=line, idle="working")
 
 
 async def _ask(deps: FrontDeps, call: ToolCall, provider: ProviderName, msg: Ask,

@@ -135,13 +135,6 @@ def progress_line(provider: ProviderName, phase: AskPhase, text: str) -> str:
     return f"{provider.display}: {phase.value}"
 
 
-def heartbeat(line: str, elapsed_s: float) -> str:
-    """The last progress line again, for a page that shows nothing new for a while (a long think): still going."""
-    minutes, seconds = divmod(int(elapsed_s), 60)
-    took = f"{minutes}m {seconds:02d}s" if minutes else f"{seconds}s"
-    return f"{'; '.join(line.splitlines()) or 'working'} — still going, {took}"
-
-
 def answer_result(r: AskResult) -> Result:
     return Result(text=r.answer, structured=ask_structured(r))
 

@@ -104,7 +104,9 @@ async def preflight(bridge: Bridge, providers: Sequence[ProviderName], *, full: 
         elif isinstance(r, ProbeReport):
             fallback = [i.entry for i in r.items if i.status is ProbeStatus.FALLBACK]
             say(f"check: probe: {p.value} healthy (language {r.language or 'unknown'}"
-                + (f"; fallback selectors in use: {', '.join(fallback)}" if fallback else "") + ")")
+                + (f"; fallback selectors in use: {', '.join(fallback)}" if fallback else "")
+                + ("; its kept conversation is gone from the site: probed a new chat" if r.conversation_gone else "")
+                + ")")
     return results
 
 
