@@ -203,6 +203,21 @@ MUTATIONS: tuple[Mutation, ...] = (
       "actors/provider/flow.py",
       "if self.budget.attempt > 1 and self.memo.sent and not self.conversation(self.memo.url):", "if False:",
       f"{FLOW}::test_a_retry_never_resends_when_the_first_conversation_is_unknown"),
+    # --- issue 34: a choice the page does not confirm is never sent --------------------------------------------------
+    m("send-unverified-choice", "a model, effort or tool the page does not show chosen is never sent",
+      "actors/provider/choices.py", "    missing = _unconfirmed(page.t, want, got)\n", "    missing = []\n",
+      "tests/test_e2e_choices.py::test_chatgpt_models_effort_and_tools_in_both_pickers",
+      "tests/test_e2e_choices.py::test_gemini_models_extended_thinking_and_tools"),
+    # --- issue 37: never a partial answer as ok -----------------------------------------------------------------------
+    m("answer-first-part-only", "the answer is every content part of the new message, in order",
+      "actors/provider/structure.js", "      if (outer.length) return outer;",
+      "      if (outer.length) return outer.slice(0, 1);",
+      "tests/test_drift.py::test_an_ask_on_a_redesigned_page_is_whole_or_a_typed_error"),
+    m("short-answer-ok", "an answer shorter than what the page showed is never ok",
+      "actors/provider/drift.py", "    return shown >= MIN_SOLID and solid_len(answer) < WHOLE * shown",
+      "    return False",
+      f"{FLOW}::test_an_answer_shorter_than_the_page_showed_is_read_again_by_the_whole_turn",
+      f"{FLOW}::test_an_answer_still_short_is_never_ok"),
     m("send-despite-refused-file", "a file the site refuses ends the ask before the question is sent",
       "actors/provider/attach.py", "        if notices := [t for t in now.refused if t not in before.refused]:\n",
       "        if notices := [t for t in now.refused if t not in before.refused]:\n"

@@ -168,7 +168,7 @@ async def test_probe_names_exactly_the_drifted_entries_and_an_override_file_fixe
         # (the German disclaimer carries none of the chrome labels either)
         # (its "Upload and tools" button speaks German: the language-free selector after the label finds it)
         "gemini": {"gemini.selectors.input", "gemini.selectors.send", "gemini.selectors.sendIcon", "gemini.labels",
-                   "gemini.labels.chrome", "gemini.selectors.toolsMenu"},
+                   "gemini.labels.chrome", "gemini.selectors.toolsMenu", "gemini.selectors.uploadMenu"},
     }
     for p, expected in expected_changes.items():
         before, after = items(healthy, p), items(drifted, p)

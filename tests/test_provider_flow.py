@@ -649,7 +649,7 @@ def test_site_changed_names_what_missed_and_what_worked(fallbacks: tuple[str, ..
 
 
 def test_solid_length_counts_text_not_markdown() -> None:
-    assert drift.solid_len("# Title\n\n- **a** [link](https://x.org/y)\n\n```py\nx = 1\n```") == len("Titlealinkx=1")
+    assert drift.solid_len("# Title\n\n- **a** [link](https://x.org/y)\n\n```py\nx = 1\n```") == len("Titlealinkpyx=1")
     assert not drift.short_of("a" * 90, 100) and drift.short_of("a" * 80, 100) and not drift.short_of("a", 39)
 
 

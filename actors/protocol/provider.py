@@ -275,7 +275,8 @@ class ProviderReport:
 
 @attrs.frozen
 class ProviderStatus(Request[ProviderReport]):
-    pass
+    # False: only what the actor holds, without asking the browser for the site's tabs (bridge_status's cheap part)
+    tabs: bool = True
 
 
 class ProbeStatus(enum.StrEnum):

@@ -370,6 +370,8 @@ async def run(
 
         async def inspect_one(msg: ProviderRequest) -> Reply[object]:
             match msg:
+                case ProviderStatus(tabs=False):
+                    return msg.reply(actor.status(asks_send.statistics().current_buffer_used, "not asked"))
                 case ProviderStatus():
                     tabs: tuple[SiteTab, ...] | str
                     try:  # the site's tabs as the browser sees them, with our lease; best effort (link may be down)

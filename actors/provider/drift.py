@@ -32,7 +32,9 @@ MIN_SOLID = 40  # shorter answers are compared as they are: too little text to m
 def solid_len(markdown: str) -> int:
     """The non-blank characters of `markdown` without its syntax: fences and their languages, link targets, emphasis,
     heading, list, quote and table marks."""
-    text = re.sub(r"^\s*(`{3,}|~{3,})[^\n]*$", "", markdown, flags=re.MULTILINE)
+    text = re.sub(r"^\s*(`{3,}|~{3,})", "", markdown, flags=re.MULTILINE)  # a fence's language is shown too
+    # Math is not measured (the page shows it twice over; the watcher leaves it out too).
+    text = re.sub(r"\$\$.*?\$\$|\\\[.*?\\\]|\\\(.*?\\\)|(?<![\\$])\$[^$\n]+\$", "", text, flags=re.DOTALL)
     text = re.sub(r"\]\([^)\s]*\)", "]", text)
     text = re.sub(r"^\s*([-*+]|\d+\.)\s+", "", text, flags=re.MULTILINE)
     text = re.sub(r"[#>*_`|~\[\]\\]", "", text)

@@ -101,13 +101,13 @@ function install(cfg, binding, S) {
   };
   // What a person reads in a message: no screen-reader prefixes ("You said", "あなたのプロンプト"), no buttons or icons.
   const HIDDEN_TEXT = '.sr-only, .cdk-visually-hidden, button, [role="button"], mat-icon, svg, [aria-hidden="true"]';
-  const plainText = (el) => {
+  const plainText = (el, skip = HIDDEN_TEXT) => {
     if (!el) return '';
     const parts = [];
     const visit = (root) => {
       const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
         acceptNode: (n) => (n.nodeType !== Node.ELEMENT_NODE ? NodeFilter.FILTER_ACCEPT
-          : /^(SCRIPT|STYLE|TEMPLATE|NOSCRIPT)$/.test(n.tagName) || n.matches(HIDDEN_TEXT) ? NodeFilter.FILTER_REJECT
+          : /^(SCRIPT|STYLE|TEMPLATE|NOSCRIPT)$/.test(n.tagName) || n.matches(skip) ? NodeFilter.FILTER_REJECT
             : NodeFilter.FILTER_SKIP),
       });
       for (let n = walker.nextNode(); n; n = walker.nextNode()) parts.push(n.data);
@@ -116,6 +116,9 @@ function install(cfg, binding, S) {
     visit(el.shadowRoot || el);
     return parts.join(' ');
   };
+  // Not measured as answer text: UI inside the message, and math (rendered twice over, as symbols and as MathML with
+  // its TeX; the answer carries the TeX, which drift.solid_len leaves out too).
+  const SOLID_SKIP = HIDDEN_TEXT + ', .katex, .katex-display, math, mjx-container';
   // Does `a` come before `b` in the page (shadow trees placed where their host is)?
   const precedes = (a, b) => {
     const chain = (n) => { const out = []; for (let x = n; x; x = up(x)) out.unshift(x); return out; };
@@ -304,7 +307,10 @@ function install(cfg, binding, S) {
       userCount: users.length,
       assistantCount: responsesEls.length || turns.length,
       lastLen: text.length,
-      lastSolid: text.replace(/\s+/g, '').length,
+      // How much answer the page shows, as its reader sees it: no buttons (a code block's "Copy code"), icons or
+      // screen-reader labels (issue 37: an answer read shorter than this is not whole).
+      lastSolid: (parts.length ? parts.map((p) => plainText(p, SOLID_SKIP)).join('') : plainText(last, SOLID_SKIP))
+        .replace(/\s+/g, '').length,
       lastHead: text.slice(0, 80),
       lastUser: squash(plainText(lastUser)).slice(0, 300),
       answered,

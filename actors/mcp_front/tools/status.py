@@ -52,7 +52,7 @@ async def _part(deps: FrontDeps, key: str) -> object:
         if key == "siteChanges":  # issue 37: the last ask per site that worked only through a fallback
             out: dict[str, str] = {}
             for p in ProviderName:
-                report = await deps.ctx.ref(provider_address(p)).call(ProviderStatus(), timeout=5)
+                report = await deps.ctx.ref(provider_address(p)).call(ProviderStatus(tabs=False), timeout=5)
                 if report.site_changed:
                     out[p.value] = report.site_changed
             return out
