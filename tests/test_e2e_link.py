@@ -565,7 +565,9 @@ async def test_tab_closed_mid_ask_then_snapshot_and_recovery(sites: FakeSites, t
         res = results[0]
         # The close event fails the ask (tab_closed, not a timeout's code), cutting the answer's stream midway.
         assert res.is_error and res.structured_content["error"]["code"] == "tab_closed", res.content[0].text
-        assert sites.chatgpt.log()[0]["status"] in ("disconnected", "aborted")
+        # The site sees the stream cut when its connection closes, a moment after the tab went.
+        await trio.to_thread.run_sync(lambda: sites.chatgpt.wait_log(
+            lambda qs: qs[0]["status"] in ("disconnected", "aborted"), timeout=10))
         # Inspecting a closed tab: a typed error saying what to do, and no tab is opened for it.
         snap = await b.call("take_cdp_snapshot", {"target": "chatgpt", "screenshot": True})
         assert snap.is_error and snap.structured_content["error"]["code"] == "tab_closed"
