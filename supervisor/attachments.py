@@ -169,7 +169,9 @@ def select_files(root: Path, patterns: Sequence[str], *, state_dir: Path | None 
         raise FileRefused("the file patterns leave no file (every match is excluded)")
     if len(chosen) > max_files:  # before any file is opened
         raise FileRefused(f"{len(chosen)} files selected; an ask sends at most {max_files}",
-                          hint="Narrow the globs, or exclude files with '!pattern'.")
+                          hint="Narrow the globs, or exclude files with '!pattern'"
+                          + ("; or let the text files go as bundles (bundle: true, or leave it unset)."
+                             if max_files == MAX_FILES else "."))
     rules = Rules(base, state, _forbidden(state), max_file_bytes)
     files: list[ProjectFile] = []
     total = 0
@@ -187,13 +189,13 @@ def select_files(root: Path, patterns: Sequence[str], *, state_dir: Path | None 
     return tuple(files)
 
 
-async def select_files_async(root: Path, patterns: Sequence[str], *, state_dir: Path | None = None
-                             ) -> tuple[ProjectFile, ...]:
+async def select_files_async(root: Path, patterns: Sequence[str], *, state_dir: Path | None = None,
+                             max_files: int = MAX_FILES) -> tuple[ProjectFile, ...]:
     """`select_files` in a worker thread (the walk and the reads never hold up the server's other clients), one
     selection at a time per process beyond `SELECTIONS`, each within its `Budget`."""
     return await trio.to_thread.run_sync(
-        functools.partial(select_files, root, list(patterns), state_dir=state_dir), limiter=_selections(),
-        abandon_on_cancel=True)
+        functools.partial(select_files, root, list(patterns), state_dir=state_dir, max_files=max_files),
+        limiter=_selections(), abandon_on_cancel=True)
 
 
 def _fence(content: str) -> str:

@@ -134,6 +134,34 @@ class Ask(Request[AskResult]):
         return self.timeout_s + ASK_REPLY_MARGIN_S
 
 
+# -- what one message takes (issue 35) ---------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class UploadLimits:
+    """What a site takes with one message: how many files, and how big one file may be. The front plans bundles on
+    them (supervisor/bundles.py); the site's own refusal is still read on the page (attach.py)."""
+
+    files: int
+    file_bytes: int
+
+
+# ChatGPT: 10 files a message is oracle's cap, kept "to stay under ChatGPT's upload cap" (steipete/oracle
+# src/browser/prompt.ts:20); the page says "Max {maxUploads} uploads at a time" without our seeing the number (a
+# guess, then). 512 MB a file (OpenAI help 8983719). Gemini: 10 files a prompt, 100 MB a file (secondary sources
+# only: a guess). A site not listed here gets the smallest of these.
+UPLOAD_LIMITS = {ProviderName.CHATGPT: UploadLimits(files=10, file_bytes=512 * 10**6),
+                 ProviderName.GEMINI: UploadLimits(files=10, file_bytes=100 * 10**6)}
+
+
+def upload_limits(providers: tuple[ProviderName, ...] | list[ProviderName]) -> UploadLimits:
+    """What every one of `providers` takes: an ask to two sites sends the same uploads to both."""
+    known = list(UPLOAD_LIMITS.values())
+    chosen = [UPLOAD_LIMITS.get(p) for p in providers] or known
+    floor = UploadLimits(min(x.files for x in known), min(x.file_bytes for x in known))
+    return UploadLimits(min((x or floor).files for x in chosen), min((x or floor).file_bytes for x in chosen))
+
+
 # -- long asks and reattaching ---------------------------------------------------------------------------------------
 
 LONG_ASK_TIMEOUT_S = 4200.0  # Pro / Deep Think / heavy thinking: up to 60 minutes of answer, plus queueing and margin

@@ -19,9 +19,10 @@ from actors.protocol.provider import (
     Choice,
     default_timeout_s,
     provider_address,
+    upload_limits,
 )
 
-from .. import attachments
+from .. import attachments, bundles
 from ..config import Config
 from ..errors import BridgeError, InvalidArgument
 from ..progress import pace
@@ -36,7 +37,7 @@ TOOLS = {ProviderName.CHATGPT: ("web search",),
 @attrs.frozen
 class AskExtras:
     """`--file` patterns, `--attach`, `--dry-run`, `--model` / `--effort` / `--tool` (each ``NAME`` for every
-    provider asked, or ``SITE:NAME`` for one) and `--raw`."""
+    provider asked, or ``SITE:NAME`` for one), `--raw` and `--bundle` / `--no-bundle`."""
 
     files: tuple[str, ...] = ()
     attach: str = "upload"
@@ -45,6 +46,7 @@ class AskExtras:
     efforts: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
     raw: bool = False  # print answers as the page gave them (else control characters are shown escaped)
+    bundle: bool | None = None  # text files as bundles: always, never, or past the site's limit (None)
 
 
 def choices_of(extras: AskExtras, providers: list[ProviderName]) -> tuple[tuple[ProviderName, Choice], ...]:
@@ -101,22 +103,22 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
         return 2
     question = question.strip()
     try:  # the files are checked (and a dry run answered) before any browser is involved
-        files = await attachments.select_files_async(Path.cwd(), extras.files, state_dir=config.state_dir) \
+        files = await attachments.select_files_async(Path.cwd(), extras.files, state_dir=config.state_dir,
+                                                     max_files=bundles.max_selected(extras.bundle)) \
             if extras.files else ()
         providers = list(ProviderName) if provider == "both" else [ProviderName(provider)]
         choices = choices_of(extras, providers)
+        limits = upload_limits(providers)
         if extras.dry_run:
-            report = attachments.dry_run(question, files, extras.attach)
+            report = bundles.dry_run(question, files, attach=extras.attach, bundle=extras.bundle, limits=limits)
             if choices:
                 report["choices"] = {p.value: c.as_json() for p, c in choices}
             print(printable_json({"dryRun": report}, raw=extras.raw) if as_json
-                  else printable(attachments.dry_run_text(report), raw=extras.raw))
+                  else printable(bundles.dry_run_text(report), raw=extras.raw))
             return 0
-        uploads: tuple[str, ...] = ()
-        if files and extras.attach == "inline":
-            question = attachments.inline_prompt(question, files)
-        elif files:  # the browser uploads copies of the bytes that were checked
-            uploads = await attachments.stage_async(files, config.state_dir)
+        # Inline, or copies of the checked bytes for the browser to upload (bundled past the site's limit).
+        question, uploads = await bundles.prepare(question, files, attach=extras.attach, bundle=extras.bundle,
+                                                  limits=limits, state_dir=config.state_dir)
     except BridgeError as exc:
         print(for_terminal(f"ai-bridge ask: [{exc.code}] {exc}"), file=sys.stderr)
         return 2

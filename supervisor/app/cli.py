@@ -154,9 +154,13 @@ def parser() -> argparse.ArgumentParser:
     a.add_argument("--attach", choices=["upload", "inline"], default="upload",
                    help="upload: through the site's own file upload (default); inline: in the prompt, each file as "
                    "a fenced block headed by its path")
+    a.add_argument("--bundle", action=argparse.BooleanOptionalAction, default=None,
+                   help="pack the text files into bundles (each file headed by its path) so a whole repository fits "
+                   "the site's upload limit; binary files still go one per upload. Default: only when there are "
+                   "more files than the site takes with one message (10); --no-bundle: never")
     a.add_argument("--dry-run", action="store_true",
-                   help="print what would be sent (question, files and sizes, inline size, token estimate); opens "
-                   "no browser, sends nothing")
+                   help="print what would be sent (question, files and sizes, inline size, the bundle plan, token "
+                   "estimate); opens no browser, sends nothing")
     a.add_argument("--model", action="append", default=[], dest="models", metavar="[SITE:]NAME",
                    help="the model to choose in the site's own picker, as the site names it (any case; the start of a "
                    "name or a whole word is enough): ChatGPT 'GPT-5.5', 'o3'; Gemini '3.1 Pro', 'Flash'. "
@@ -454,7 +458,7 @@ def _command(args: argparse.Namespace) -> int:
         # --mode (before issue 34, Gemini's model) is --model gemini:NAME
         models = (*args.models, *(f"gemini:{m}" for m in args.modes))
         extras = AskExtras(tuple(args.files), args.attach, args.dry_run, models, tuple(args.efforts), tuple(args.tools),
-                           args.raw)
+                           args.raw, args.bundle)
         return trio.run(ask_main, config, question, args.provider, args.new_chat, args.timeout, args.json, extras)
     raise AssertionError(args.command)
 

@@ -8,6 +8,7 @@ generations) that the web apps in ``server.py`` drive.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import re
@@ -475,6 +476,7 @@ class SiteState:
         self.questions: list[dict] = []
         self.sends = 0  # every POST to the conversation endpoint, well-formed or not (a probe must make none)
         self.uploads: dict[str, dict] = {}  # file id -> {id, name, size, sha256}: what the page uploaded
+        self.upload_texts: dict[str, str] = {}  # sha256 -> the text of an uploaded text file (what a model reads)
         self.pages: list[dict] = []
         self.conversations: dict[str, list[dict]] = {}
         self.deleted: set[str] = set()  # conversation ids that no longer load ("conversation not available")
@@ -570,10 +572,14 @@ class SiteState:
         return secrets.token_hex(8)  # Gemini: /app/<16 hex>
 
     def upload(self, name: str, data: bytes) -> dict:
-        """The page uploaded a file: keep its name, size and the SHA-256 of its bytes (never the bytes)."""
+        """The page uploaded a file: keep its name, size and the SHA-256 of its bytes, and the text of a text file
+        (what the model would read: a bundle's files are checked by it, issue 35)."""
         record = {"id": "file-" + secrets.token_hex(8), "name": name, "size": len(data),
                   "sha256": hashlib.sha256(data).hexdigest()}
         self.uploads[record["id"]] = record
+        if len(data) <= 16 * 2**20:
+            with contextlib.suppress(UnicodeDecodeError):
+                self.upload_texts[record["sha256"]] = data.decode("utf-8")
         return record
 
     def begin(self, question: str, conversation_id: str | None, lang: str = "en", *,
@@ -692,4 +698,5 @@ class SiteState:
         return True
 
     def log(self) -> dict:
-        return {"site": self.name, "questions": self.questions, "pages": self.pages, "sends": self.sends}
+        return {"site": self.name, "questions": self.questions, "pages": self.pages, "sends": self.sends,
+                "uploadTexts": self.upload_texts}

@@ -13,7 +13,7 @@ import trio
 from pydantic import Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from supervisor import attachments
+from supervisor import attachments, bundles
 from supervisor.errors import BridgeError, ErrorInfo, InvalidArgument
 from supervisor.progress import pace
 
@@ -27,6 +27,7 @@ from ...protocol.provider import (
     Choice,
     default_timeout_s,
     provider_address,
+    upload_limits,
 )
 from ...protocol.session_store import MAX_PROJECT
 from ..deps import FrontDeps, ToolCall
@@ -65,14 +66,20 @@ class AskArgs(Args):
         description="Project files to send with the question: paths and globs relative to the project folder (the "
         "server's working directory), e.g. [\"src/**/*.py\", \"!src/generated/**\", \"README.md\"]; a "
         "pattern starting with ! excludes. Only files inside the project (no .., no links out of it); at most "
-        f"{attachments.MAX_FILES} files and {attachments.MAX_TOTAL_BYTES // 2**20} MiB. When any file fails, "
-        "nothing is sent.")] | SkipJsonSchema[None] = None
+        f"{bundles.MAX_BUNDLED_FILES} files and {attachments.MAX_TOTAL_BYTES // 2**20} MiB. A site takes "
+        f"{attachments.MAX_FILES} files a message: more go as bundles (see bundle). When any file fails, nothing is "
+        "sent.")] | SkipJsonSchema[None] = None
     attach: Annotated[Literal["upload", "inline"], Field(
         description="upload: through the site's own file upload, the question sent once each file shows as "
         "uploaded; inline: each file put into the prompt as a fenced block headed by its path.")] = "upload"
+    bundle: Annotated[bool, Field(
+        description="Pack the text files into bundles, each file headed by its path, so a whole repository fits "
+        "the site's upload limit (binary files still go one per upload). true: always; false: never (over the "
+        f"limit is an error). Unset: only when there are more files than the site takes ({attachments.MAX_FILES}). "
+        "dry_run shows the plan.")] | SkipJsonSchema[None] = None
     dry_run: Annotated[bool, Field(
         description="Only show what would be sent (the question, the files with their sizes, the inline size, "
-        "a token estimate); opens no tab, sends nothing.")] = False
+        "the bundle plan, a token estimate); opens no tab, sends nothing.")] = False
 
     @field_validator("question")
     @classmethod
@@ -172,32 +179,31 @@ async def _files(deps: FrontDeps, args: AskArgs) -> tuple[attachments.ProjectFil
     if not args.files:
         return ()
     # In a worker thread, within a budget: a large selection never holds up the other clients' calls.
-    return await attachments.select_files_async(project_folder(), args.files, state_dir=deps.config.state_dir)
+    return await attachments.select_files_async(project_folder(), args.files, state_dir=deps.config.state_dir,
+                                                max_files=bundles.max_selected(args.bundle))
 
 
-async def _message(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Ask:
+async def _message(deps: FrontDeps, call: ToolCall, args: AskArgs, providers: tuple[ProviderName, ...]) -> Ask:
     # Pro / Deep Think / Thinking answers take up to an hour: their default deadline is long enough (issue 21).
     choices = args.choices()
     timeout_s = args.timeout_s if args.timeout_s is not None else default_timeout_s(
         deps.config.response_timeout_s, " ".join(c.words() for _, c in choices))
     files = await _files(deps, args)  # checked before anything is sent; a failing file refuses the ask
-    question = args.question
-    uploads: tuple[str, ...] = ()
-    if files and args.attach == "inline":
-        question = attachments.inline_prompt(question, files)
-    else:  # the browser uploads copies of the bytes that were checked
-        uploads = await attachments.stage_async(files, deps.config.state_dir)
+    # Inline, or copies of the bytes that were checked for the browser to upload (bundled past the site's limit).
+    question, uploads = await bundles.prepare(args.question, files, attach=args.attach, bundle=args.bundle,
+                                              limits=upload_limits(providers), state_dir=deps.config.state_dir)
     return Ask(question, await call.project(args.project), args.new_chat, timeout_s, uuid.uuid4().hex,
                files=uploads, choices=tuple((p, c) for p, c in choices if c))
 
 
-async def dry_run_result(deps: FrontDeps, args: AskArgs) -> Result:
+async def dry_run_result(deps: FrontDeps, args: AskArgs, providers: tuple[ProviderName, ...]) -> Result:
     """What the ask would send, without opening a tab or sending anything."""
-    report = attachments.dry_run(args.question, await _files(deps, args), args.attach)
+    report = bundles.dry_run(args.question, await _files(deps, args), attach=args.attach, bundle=args.bundle,
+                             limits=upload_limits(providers))
     chosen = {p.value: c.as_json() for p, c in args.choices() if c}
     if chosen:
         report["choices"] = chosen
-    return Result(text=attachments.dry_run_text(report), structured={"dryRun": report})
+    return Result(text=bundles.dry_run_text(report), structured={"dryRun": report})
 
 
 class _ProgressPump:
@@ -243,7 +249,7 @@ def starter(tool: str, providers: tuple[ProviderName, ...]) -> Callable[[FrontDe
         if args.dry_run:  # a preview sends nothing, so it is never a job (a task-augmented call must not send)
             raise InvalidArgument("dry_run is answered at once and cannot run as a background job or task",
                                   hint="Call it with dry_run: true as a plain call, without background or a task.")
-        msg = await _message(deps, call, args)
+        msg = await _message(deps, call, args, providers)
         return await deps.ctx.ref(JOBS).call(StartJob(tool, providers, msg), timeout=10)
 
     return start_job
@@ -260,12 +266,12 @@ def ask_one(provider: ProviderName, start_job: Callable[[FrontDeps, ToolCall, As
             ) -> Callable[[FrontDeps, ToolCall, AskArgs], Awaitable[Result]]:
     async def handler(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
         if args.dry_run:
-            return await dry_run_result(deps, args)
+            return await dry_run_result(deps, args, (provider,))
         if deps.config.confirm_costly:
             await confirm_costly(call, args.choices())
         if args.background:
             return _started(await start_job(deps, call, args))
-        msg = await _message(deps, call, args)
+        msg = await _message(deps, call, args, (provider,))
         pump = _ProgressPump(call)
         try:
             async with trio.open_nursery() as nursery:
@@ -285,14 +291,14 @@ _start_both = starter("ask_chatgpt_gemini_web", tuple(ProviderName))
 
 
 async def ask_both(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
+    providers = tuple(ProviderName)
     if args.dry_run:
-        return await dry_run_result(deps, args)
+        return await dry_run_result(deps, args, providers)
     if deps.config.confirm_costly:
         await confirm_costly(call, args.choices())
     if args.background:
         return _started(await _start_both(deps, call, args))
-    msg = await _message(deps, call, args)
-    providers = tuple(ProviderName)
+    msg = await _message(deps, call, args, providers)
     pump = _ProgressPump(call)
     results: dict[ProviderName, AskResult | ErrorInfo] = {}
 

@@ -73,6 +73,20 @@ class DryRunFile(Output):
     text: bool = Field(description="false for a binary file (it can be uploaded, not inlined).")
 
 
+class DryRunBundle(Output):
+    name: str = Field(description="The upload's name as the site sees it.")
+    files: list[str] = Field(description="The paths it holds, in order; each is headed by its path inside.")
+    bytes: int
+    estimatedTokens: int
+
+
+class DryRunPlan(Output):
+    bundles: list[DryRunBundle]
+    alone: list[str] = Field(description="Files that go one per upload: binary ones, and text too big for a bundle.")
+    uploads: int = Field(description="Uploads in all: the bundles and the files on their own.")
+    siteTakes: int = Field(description="How many files the site takes with one message.")
+
+
 class DryRunReport(Output):
     question: str
     attach: str = Field(description="upload or inline")
@@ -81,6 +95,8 @@ class DryRunReport(Output):
     inlineChars: int | Absent = Field(default=None, description="The prompt's length with the files inline (left "
                                       "out when a file is binary).")
     estimatedTokens: int = Field(description="About four characters a token: the prompt and the text files.")
+    bundlePlan: DryRunPlan | Absent = Field(default=None, description="How the files go as bundles (left out when "
+                                            "they go one per upload).")
 
 
 class DryRun(Output):
