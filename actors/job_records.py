@@ -36,7 +36,7 @@ from supervisor.safetext import shown_name
 
 from .protocol.common import ProviderName
 from .protocol.jobs import JobPhase, JobStatus, TaskRef
-from .protocol.provider import AskPhase, AskResult, AskTimings, AskWarning, Choice
+from .protocol.provider import AskPhase, AskResult, AskTimings, AskWarning, Choice, SavedFile
 
 log = logging.getLogger("ai_bridge.jobs")
 
@@ -84,6 +84,7 @@ class JobRecord:
     owner: str | None = None  # "<pid>:<start time>" of the server running it (running jobs)
     asks: dict[ProviderName, AskRecord] = attrs.field(factory=dict)
     task: TaskRef | None = None
+    save_to: str = ""  # where the answers' images and files go (issue 35)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -95,6 +96,7 @@ class JobRecord:
             "asks": {p.value: _ask_json(a) for p, a in self.asks.items()},
             "task": None if self.task is None else {"taskId": self.task.task_id, "modern": self.task.modern,
                                                     "ttlMs": self.task.ttl_ms, "createdAt": self.task.created_at},
+            **({"saveTo": self.save_to} if self.save_to else {}),
         }
 
     def encode(self) -> bytes:
@@ -112,7 +114,8 @@ def result_json(r: AskResult) -> dict[str, Any]:
             "retries": r.retries, "detectedAtMs": r.detected_at_ms, "completionReason": r.completion_reason,
             "thinking": r.thinking, "extractedBy": r.extracted_by, "model": r.model,
             "warnings": [{"code": w.code, "message": w.message, "debugDump": w.debug_dump} for w in r.warnings],
-            **({"chosen": r.chosen.as_json()} if r.chosen is not None else {})}
+            **({"chosen": r.chosen.as_json()} if r.chosen is not None else {}),
+            **({"files": [{**f.as_json(), "source": f.source} for f in r.files]} if r.files else {})}
 
 
 def _error_json(e: ErrorInfo) -> dict[str, Any]:
@@ -223,9 +226,14 @@ def parse_result(v: object) -> AskResult:
                                                                     for x in tools):
             raise BadRecord("chosen.tools is not a list of names")
         chosen = Choice(_str(c, "model", optional=True) or "", _str(c, "effort", optional=True) or "", tuple(tools))
+    files = o.get("files", [])  # records before issue 35 have none
+    if not isinstance(files, list) or len(files) > 100:
+        raise BadRecord("files is not a list")
+    saved = tuple(SavedFile(_req(f, "path"), _req(f, "name"), _req(f, "mimeType"), _int(f, "size"), _req(f, "kind"),
+                            _str(f, "source", optional=True) or "") for f in (_obj(x, "file") for x in files))
     return AskResult(_provider(o.get("provider")), _req(o, "answer", limit=MAX_TEXT), _req(o, "url"), timings,
                      _int(o, "retries"), _num(o, "detectedAtMs"), _req(o, "completionReason"), _bool(o, "thinking"),
-                     ws, _req(o, "extractedBy"), _req(o, "model"), chosen)
+                     ws, _req(o, "extractedBy"), _req(o, "model"), chosen, saved)
 
 
 def parse(raw: bytes) -> JobRecord:
@@ -286,7 +294,7 @@ def parse(raw: bytes) -> JobRecord:
         raise BadRecord("owner is not <pid>:<start time>")
     return JobRecord(job_id, _req(o, "tool", limit=64), providers, _req(o, "project", limit=1024), digest,
                      _bool(o, "newChat"), timeout_s, created, updated, status, _time(o, "finishedAt", optional=True),
-                     owner, asks, task)
+                     owner, asks, task, _str(o, "saveTo", optional=True) or "")
 
 
 # -- who runs a job --------------------------------------------------------------------------------------------------

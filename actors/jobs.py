@@ -113,6 +113,7 @@ class Job:
     task: TaskRef | None = None
     owner: str | None = None
     finished: dt.datetime | None = None  # wall clock, once ended
+    save_to: str = ""  # where the answers' images and files go (issue 35): a reattached ask saves there too
 
     def view(self) -> JobView:
         end = self.ended_at if self.ended_at is not None else trio.current_time()
@@ -146,7 +147,7 @@ class Job:
                              self.results.get(p), self.errors.get(p)) for p in self.providers}
         return JobRecord(self.job_id, self.tool, self.providers, self.project, self.digest, self.new_chat,
                          self.timeout_s, self.created, now, self.status, self.finished,
-                         self.owner if self.status is JobStatus.RUNNING else None, asks, self.task)
+                         self.owner if self.status is JobStatus.RUNNING else None, asks, self.task, self.save_to)
 
     @classmethod
     def restore(cls, rec: JobRecord, now: dt.datetime) -> Job:
@@ -155,7 +156,7 @@ class Job:
         started = trio.current_time() - age
         job = cls(rec.job_id, rec.tool, rec.providers, rec.created, started, status=rec.status, project=rec.project,
                   digest=rec.digest, new_chat=rec.new_chat, timeout_s=rec.timeout_s, task=rec.task, owner=rec.owner,
-                  finished=rec.finished)
+                  finished=rec.finished, save_to=rec.save_to)
         for p, a in rec.asks.items():
             job.phase[p] = a.phase
             if a.url:
@@ -423,7 +424,7 @@ def _reattach(book: JobBook, rec: JobRecord) -> tuple[Job, dict[ProviderName, As
         job.phase[p] = JobPhase.QUEUED
         asks[p] = Reattach(REATTACHED_QUESTION, job.project, False, max(remaining, REATTACH_MIN_S),
                            f"{job.job_id}-{p.value}", url=url, digest=job.digest,
-                           partial=job.partial.get(p, ""))
+                           partial=job.partial.get(p, ""), save_to=job.save_to)
     log.info("job %s: reattaching %s", job.job_id, ", ".join(p.value for p in asks) or "nothing")
     return job, asks
 
@@ -485,7 +486,7 @@ async def run(
                     job = Job(f"job-{secrets.token_hex(4)}", msg.tool, msg.providers,
                               book.clock(), trio.current_time(), project=msg.ask.project,
                               digest=question_digest(msg.ask.question), new_chat=msg.ask.new_chat,
-                              timeout_s=msg.ask.timeout_s, owner=book.me)
+                              timeout_s=msg.ask.timeout_s, owner=book.me, save_to=msg.ask.save_to)
                     book.add(job)
                     await book.save_now(job)
                     asks: dict[ProviderName, Ask] = {

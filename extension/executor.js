@@ -13,7 +13,7 @@
 // requests are intercepted here (Fetch) and those to a host outside the policy are blocked before they are sent.
 
 import { GENERAL_STRING_MAX_CHARS, capEvent, capString } from './limits.js';
-import { isBlankUrl, parsePolicy, policyHost, urlAllowed } from './policy.js';
+import { fileHostAllowed, isBlankUrl, parsePolicy, policyHost, urlAllowed } from './policy.js';
 import SHARED from './shared.js';
 
 /** An error with a protocol error code; anything else thrown by a handler is reported as `internal`. */
@@ -38,6 +38,9 @@ export const CDP_METHODS = new Set([
   // Gemini makes its file input only when its upload menu opens a chooser: the chooser is intercepted (no dialog)
   // and the files set on the node it names (issue 35). Nothing wider: no DOM writes, no file reads.
   'Page.setInterceptFileChooserDialog',
+  // An answer's generated images and files (issue 35): loaded with the tab's cookies from its provider's own file
+  // hosts only (fileHosts in shared.js, checked below), read back in slices, the stream closed.
+  'Network.loadNetworkResource', 'IO.read', 'IO.close',
 ]);
 
 /** What the general browser tools may send (actors/browser_tools): page scripts in an isolated world, input,
@@ -835,6 +838,9 @@ const HANDLERS = {
     }
     if (method === 'Page.navigate' && !siteAllowed(cdpParams.url, conn.selfTestUrl)) {
       throw new CommandError('site_not_allowed', `navigation target not allowed: ${cdpParams.url}`);
+    }
+    if (method === 'Network.loadNetworkResource' && !fileHostAllowed(SHARED.providers, lease.url, cdpParams && cdpParams.url)) {
+      throw new CommandError('site_not_allowed', `not a file host of this site: ${String(cdpParams && cdpParams.url).slice(0, 200)}`);
     }
     return this._send(tabId, method, cdpParams);
   },

@@ -65,3 +65,21 @@ export function urlAllowed(policy, url) {
   const host = policyHost(url);
   return host !== null && hostAllowed(policy, host);
 }
+
+/** Whether a provider tab on `tabUrl` may load `url` as an answer's file (issue 35): https on the default port, on
+ * its provider's file hosts (`providers` as shared.js has them) or a subdomain of one. The server checks the same
+ * (actors/provider/files_back.py). */
+export function fileHostAllowed(providers, tabUrl, url) {
+  let tab;
+  let u;
+  try {
+    tab = new URL(tabUrl);
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  if (u.protocol !== 'https:' || u.username || u.password || u.port) return false;
+  const host = u.hostname.toLowerCase();
+  const site = Object.values(providers).find((p) => p.origins.includes(tab.origin));
+  return !!site && (site.fileHosts || []).some((h) => host === h || host.endsWith('.' + h));
+}

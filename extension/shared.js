@@ -1,6 +1,8 @@
 // Values the server and the extension share: the server reads the JSON between the markers below
 // (supervisor/constants.py), the extension imports this module. One source: edit here only.
 // (A JSON module import would be simpler, but Chrome does not keep it for a service worker it restarts.)
+// fileHosts: where a provider tab may load an answer's generated images and files from (Network.loadNetworkResource,
+// issue 35): the host itself or a subdomain of it, over https.
 export default Object.freeze(/*JSON*/{
   "protocolVersion": 1,
   "extensionId": "dehbpnglmiedeaaddfipmnmhmblajpci",
@@ -41,12 +43,20 @@ export default Object.freeze(/*JSON*/{
       "origins": [
         "https://chatgpt.com",
         "https://chat.openai.com"
+      ],
+      "fileHosts": [
+        "chatgpt.com",
+        "oaiusercontent.com"
       ]
     },
     "gemini": {
       "title": "Gemini",
       "origins": [
         "https://gemini.google.com"
+      ],
+      "fileHosts": [
+        "gemini.google.com",
+        "googleusercontent.com"
       ]
     }
   }

@@ -14,11 +14,19 @@ from pathlib import Path
 
 import attrs
 
-from actors.protocol.provider import UploadLimits
-
 from . import attachments
 from .attachments import MAX_FILES, ProjectFile, estimate_tokens, inline_block
 from .errors import FileRefused
+
+
+@attrs.frozen
+class UploadLimits:
+    """What a site takes with one message: how many files, and how big one file may be (the provider protocol keeps
+    each site's, `UPLOAD_LIMITS`). The site's own refusal is still read on the page (attach.py)."""
+
+    files: int
+    file_bytes: int
+
 
 BUNDLE_BYTES = 4 * 2**20  # ~1M tokens of code: within every site's file size, and what one answer can draw on
 MAX_BUNDLED_FILES = 2000  # files one bundled selection may hold (the byte limits still apply)

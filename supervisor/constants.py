@@ -27,6 +27,7 @@ class ProviderSite:
     name: str
     title: str
     origins: tuple[str, ...]
+    file_hosts: tuple[str, ...] = ()  # where its answers' images and files may be loaded from (and subdomains)
 
 
 @attrs.frozen
@@ -60,7 +61,8 @@ def _load() -> Shared:
         close=CloseCodes(dropped=cc["dropped"], bad_hello=cc["badHello"], bad_token=cc["badToken"],
                          hello_timeout=cc["helloTimeout"], replaced=cc["replaced"]),
         server_ping_interval_s=raw["serverPingIntervalMs"] / 1000,
-        providers=tuple(ProviderSite(name, p["title"], tuple(p["origins"])) for name, p in raw["providers"].items()),
+        providers=tuple(ProviderSite(name, p["title"], tuple(p["origins"]),
+                                       tuple(p.get("fileHosts", ()))) for name, p in raw["providers"].items()),
         general_cdp_methods=frozenset(raw["generalCdpMethods"]),
     )
 

@@ -240,10 +240,10 @@ MUTATIONS: tuple[Mutation, ...] = (
     m("log-holds-the-answer", "ai-bridge.log never holds questions or answers (docs/install.md)",
       "actors/provider/actor.py",
       "        return result_of(self.name, out, _timings(t0, flow.marks), budget.attempt - 1, tuple(warnings), "
-      "memo.chosen)",
+      "memo.chosen,\n",
       '        self.log.info("%s answered %r", self.t.title, out.answer)\n'
       "        return result_of(self.name, out, _timings(t0, flow.marks), budget.attempt - 1, tuple(warnings), "
-      "memo.chosen)",
+      "memo.chosen,\n",
       "tests/test_e2e_providers.py::test_chatgpt_new_chat_then_existing_chat"),
     m("log-holds-the-question", "ai-bridge.log never holds questions or answers (docs/install.md)",
       "actors/provider/actor.py",

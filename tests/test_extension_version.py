@@ -17,7 +17,7 @@ import supervisor
 from .conftest import REPO
 
 EXTENSION = REPO / "extension"
-RECORDED = ("0.4.0", "016b7c44dc78f3fde6428e868ce528d999ab24885ab270a185b4f74e2dc38760")
+RECORDED = ("0.5.0", "0b230ef1de42a027f6f41e83d7e0a8e62636aa1dddd5a9ec158bf1c2cd18557c")
 
 
 def extension_hash() -> str:

@@ -21,6 +21,7 @@ from actors.browser_tools.reading import _capped
 from actors.browser_tools.tab import NetworkBuffer
 from actors.mcp_front.tools.browser import EmulateArgs
 from actors.protocol import browser_tools as bt
+from supervisor import savefiles
 from supervisor.errors import InternalError, InvalidArgument
 
 from .conftest import REPO
@@ -87,9 +88,9 @@ def test_download_names_are_plain(raw: str, want: str) -> None:
 
 def test_a_name_of_300_bytes_is_cut_to_the_limit_with_its_extension(tmp_path: Path) -> None:
     name = downloads.plain_name("é" * 150 + ".txt")
-    assert name.endswith(".txt") and len(name.encode()) <= downloads.NAME_MAX_BYTES - len(downloads.NUMBERED)
+    assert name.endswith(".txt") and len(name.encode()) <= savefiles.NAME_MAX_BYTES - len(savefiles.NUMBERED)
     for _ in range(3):  # numbered after the first: each still a name the file system takes
-        downloads._write(downloads.free_path(tmp_path, name), b"x")
+        savefiles.write_new(downloads.free_path(tmp_path, name), b"x")
     assert len(list(tmp_path.iterdir())) == 3
 
 
@@ -98,15 +99,15 @@ def test_a_name_of_300_bytes_is_cut_to_the_limit_with_its_extension(tmp_path: Pa
 def test_any_name_becomes_one_the_file_system_takes(raw: str) -> None:
     name = downloads.plain_name(raw)
     assert name and "/" not in name and name not in (".", "..")
-    assert len(name.encode("utf-8")) <= downloads.NAME_MAX_BYTES - len(downloads.NUMBERED)
+    assert len(name.encode("utf-8")) <= savefiles.NAME_MAX_BYTES - len(savefiles.NUMBERED)
     assert not re.search("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\ud800-\udfff]", name)
     numbered = downloads.free_path(Path("/nonexistent"), name)
-    assert len(os.fsencode(numbered.name)) <= downloads.NAME_MAX_BYTES
+    assert len(os.fsencode(numbered.name)) <= savefiles.NAME_MAX_BYTES
 
 
 def test_download_write_failures_are_typed(tmp_path: Path) -> None:
-    with pytest.raises(downloads.DownloadFailed, match="could not be saved"):
-        downloads._write(tmp_path / "missing-folder" / "x.txt", b"x")
+    with pytest.raises(savefiles.DownloadFailed, match="could not be saved"):
+        savefiles.write_new(tmp_path / "missing-folder" / "x.txt", b"x")
 
 
 def test_viewports_are_capped_like_screenshots() -> None:

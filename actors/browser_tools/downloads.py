@@ -18,20 +18,20 @@ replaces an existing file; the saved path must resolve inside the folder.
 from __future__ import annotations
 
 import base64
-import contextlib
 import mimetypes
 import os
-import re
 import shutil
 import stat
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from urllib.parse import unquote, urldefrag, urlsplit
+from urllib.parse import urldefrag, urlsplit
 
 import trio
 
 from supervisor.errors import BadExtensionReply, BrowserTimeout, DownloadFailed, InvalidArgument, NavigationFailed
+from supervisor.savefiles import file_name, free_path, plain_name
+from supervisor.savefiles import write_new as _write
 
 from ..protocol.browser import CatchDownload, CaughtDownload
 from ..protocol.browser_tools import Click, Download, DownloadReport
@@ -48,10 +48,6 @@ Catcher = Callable[[CatchDownload, Callable[[], Awaitable[object]]], Awaitable[C
 DIR_HINT = "Start the server with --download-dir DIR (config download_dir): the folder downloads are saved into."
 MAX_BYTES = 100 * 1024 * 1024
 SLICE_BYTES = 2 * 1024 * 1024  # base64 of a slice: 2.7 MB, within one 4 MiB frame
-NAME_MAX_BYTES = 255  # one name on ext4, btrfs, xfs, tmpfs (a longer one is ENAMETOOLONG)
-NUMBERED = " (999)"  # what free_path may add to a name
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f/\\\\:*?\"<>|\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
-                     "\ud800-\udfff]")
 
 # One hop: a redirect is not followed ('manual': the request to where it points is never sent); the server reads the
 # target from the tab's Network events, checks it against the policy, and fetches it as the next hop.
@@ -84,61 +80,6 @@ def folder(page: Page) -> Path:
     if not path.is_absolute() or not path.is_dir():
         raise InvalidArgument(f"the download folder {where} is not an existing folder", hint=DIR_HINT)
     return path.resolve()
-
-
-def file_name(disposition: str, url: str) -> str:
-    """A plain file name: Content-Disposition's, else the URL path's last part, else 'download'."""
-    m = re.search(r"filename\*\s*=\s*[^']*''([^;]+)", disposition) or re.search(
-        r'filename\s*=\s*"([^"]*)"', disposition) or re.search(r"filename\s*=\s*([^;]+)", disposition)
-    raw = unquote(m.group(1).strip()) if m else unquote(urlsplit(url).path.rsplit("/", 1)[-1])
-    return plain_name(raw)
-
-
-def plain_name(raw: str) -> str:
-    """`raw` as one plain file name: its last path part; control characters (C0, DEL, C1), bidi controls (a
-    right-to-left override makes ``invoice\u202efdp.exe`` show as ``invoiceexe.pdf``), separators and reserved
-    characters replaced by ``_``; cut to the file system's limit in UTF-8 bytes, keeping the extension; else
-    'download'."""
-    name = _UNSAFE.sub("_", raw.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]).strip(" .")
-    return cut_name(name, NAME_MAX_BYTES - len(NUMBERED.encode())).strip(" .") or "download"
-
-
-def cut_name(name: str, limit: int) -> str:
-    """`name` in at most `limit` UTF-8 bytes, cut between characters, its extension (a short one) kept."""
-    if len(name.encode()) <= limit:
-        return name
-    stem, dot, suffix = name.rpartition(".")
-    if not dot or not stem or len(suffix.encode()) > 16:
-        stem, dot, suffix = name, "", ""
-    room = limit - len((dot + suffix).encode())
-    return stem.encode()[:room].decode("utf-8", "ignore") + dot + suffix
-
-
-def free_path(base: Path, name: str) -> Path:
-    stem, dot, suffix = name.rpartition(".") if "." in name else (name, "", "")
-    for n in range(1000):
-        candidate = base / (name if n == 0 else f"{stem} ({n}){dot}{suffix}")
-        if not candidate.exists():
-            return candidate
-    raise InvalidArgument(f"the download folder already holds 1000 files named like {name}")
-
-
-def _write(path: Path, data: bytes) -> None:
-    def failed(exc: OSError) -> DownloadFailed:
-        return DownloadFailed(f"the file could not be saved as {path.name!r}: {exc.strerror or exc}",
-                              hint="Check the download folder (space, permissions).")
-
-    try:
-        out = open(path, "xb")  # never over a file that is there
-    except OSError as exc:
-        raise failed(exc) from None
-    try:
-        with out:
-            out.write(data)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            path.unlink()  # ours, and partial: no download
-        raise failed(exc) from None
 
 
 async def _call(page: Page, function: str, *args: JSON, timeout_s: float) -> JSON:

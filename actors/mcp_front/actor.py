@@ -359,4 +359,6 @@ def _to_result(types: Any, result: Result) -> Any:
     content: list[Any] = [types.TextContent(text=result.text)]
     for img in result.images:
         content.append(types.ImageContent(data=img, mime_type=result.image_mime))
+    for link in result.links:
+        content.append(types.ResourceLink.model_validate(link.as_json()))
     return types.CallToolResult(content=content, structured_content=result.structured, is_error=result.is_error)

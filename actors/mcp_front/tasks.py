@@ -85,6 +85,7 @@ def call_result(result: Result) -> dict[str, Any]:
     """A `Result` as the wire form of a ``CallToolResult``."""
     content: list[dict[str, Any]] = [{"type": "text", "text": result.text}]
     content += [{"type": "image", "data": img, "mimeType": "image/png"} for img in result.images]
+    content += [link.as_json() for link in result.links]
     out: dict[str, Any] = {"content": content, "isError": result.is_error}
     if result.structured is not None:
         out["structuredContent"] = result.structured

@@ -46,6 +46,7 @@ import math
 import types
 import typing
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -196,6 +197,20 @@ class Annotations:
 
 
 @attrs.frozen
+class Link:
+    """A file the result names, as an MCP resource link (``file://`` URI)."""
+
+    path: str
+    name: str
+    mime: str
+    size: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {"type": "resource_link", "uri": Path(self.path).as_uri(), "name": self.name, "mimeType": self.mime,
+                "size": self.size}
+
+
+@attrs.frozen
 class Result:
     """What a tool returns: text for the agent, the structured form (matching the output schema), images."""
 
@@ -206,6 +221,7 @@ class Result:
     images: tuple[str, ...] = ()  # base64 images, of type image_mime
     is_error: bool = False
     image_mime: str = "image/png"
+    links: tuple[Link, ...] = ()  # files on this machine the result names (resource_link content)
 
     @classmethod
     def error(cls, info: ErrorInfo) -> Result:

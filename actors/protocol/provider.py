@@ -9,6 +9,7 @@ from typing import ClassVar
 
 import attrs
 
+from supervisor.bundles import UploadLimits
 from supervisor.otp import Address, Progress, Request
 
 from .common import ProviderName
@@ -91,6 +92,22 @@ class Choice:
 
 
 @attrs.frozen
+class SavedFile:
+    """A file the answer brought back (issue 35): a generated image or a file the site made, saved where the ask
+    said (`Ask.save_to`) under a free name."""
+
+    path: str  # absolute
+    name: str
+    mime: str
+    size: int
+    kind: str  # "image" or "file"
+    source: str = ""  # the page's URL for it (logged and shown, never fetched again)
+
+    def as_json(self) -> dict[str, object]:
+        return {"path": self.path, "name": self.name, "mimeType": self.mime, "size": self.size, "kind": self.kind}
+
+
+@attrs.frozen
 class AskResult:
     provider: ProviderName
     answer: str
@@ -104,6 +121,7 @@ class AskResult:
     extracted_by: str = ""  # which anchor gave the text (content, paragraphs, turn, body, feedback, aria-live)
     model: str = ""  # the model that answered as the page names it (ChatGPT's message slug, Gemini's mode label)
     chosen: Choice | None = None  # what the page showed chosen when the question was sent (only when asked to choose)
+    files: tuple[SavedFile, ...] = ()  # the answer's generated images and files, saved (issue 35)
 
 
 @attrs.frozen
@@ -123,6 +141,9 @@ class Ask(Request[AskResult]):
     # The model, effort and tools to choose first, per provider (one ask may go to both sites, which name their
     # models differently); a provider absent here chooses nothing.
     choices: tuple[tuple[ProviderName, Choice], ...] = ()
+    # Where the answer's images and files are saved (an existing folder the front or the CLI chose and checked);
+    # "" keeps them on the page.
+    save_to: str = ""
 
     def choice_for(self, provider: ProviderName) -> Choice:
         return next((c for p, c in self.choices if p is provider), Choice())
@@ -135,15 +156,6 @@ class Ask(Request[AskResult]):
 
 
 # -- what one message takes (issue 35) ---------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class UploadLimits:
-    """What a site takes with one message: how many files, and how big one file may be. The front plans bundles on
-    them (supervisor/bundles.py); the site's own refusal is still read on the page (attach.py)."""
-
-    files: int
-    file_bytes: int
 
 
 # ChatGPT: 10 files a message is oracle's cap, kept "to stay under ChatGPT's upload cap" (steipete/oracle

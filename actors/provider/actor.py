@@ -60,6 +60,7 @@ from ..protocol.provider import (
     ProviderRequest,
     ProviderStatus,
     Reattach,
+    SavedFile,
     SiteTab,
     Snapshot,
 )
@@ -75,6 +76,7 @@ from ..protocol.session_store import (
 )
 from . import choices, inspect, probe
 from .attach import attach_files
+from .files_back import save_answer_files
 from .flow import AskBudget, AskFlow, Outcome, Stuck, StuckKind, is_suspicious
 from .page import NoticeKind
 from .tab import AskMemo, PageTimeout, ProviderMemory, TabGone, Tabs, TabSession
@@ -235,10 +237,11 @@ class ProviderActor:
                 await self.drop_page()
         flow.mark("total")
         warnings: list[AskWarning] = []
+        saved = await self.files_back(page, msg, warnings)
         for w in out.warnings:
             if w.code == "site_changed":  # kept for bridge_status and doctor --live (issue 37)
                 self.memory.site_changed = f"{time.strftime('%Y-%m-%d %H:%M:%S')}: {w.message}"
-        if is_suspicious(out.answer, msg.question):
+        if not saved and is_suspicious(out.answer, msg.question):
             path = await self.debug_dump(page, "suspicious", msg.question, answer=out.answer)
             warnings.append(AskWarning("suspicious_answer", "The answer looks unusual for the question (empty, just "
                                        "'ok', or without the question's numbers); check it.", path))
@@ -246,7 +249,22 @@ class ProviderActor:
                       self.t.title, trio.current_time() - t0, out.reason,
                       flow.type_phase.value if flow.type_phase else "-", flow.send_method or "-", out.extracted_by,
                       len(out.answer))
-        return result_of(self.name, out, _timings(t0, flow.marks), budget.attempt - 1, tuple(warnings), memo.chosen)
+        return result_of(self.name, out, _timings(t0, flow.marks), budget.attempt - 1, tuple(warnings), memo.chosen,
+                         saved)
+
+    async def files_back(self, page: TabSession, msg: Ask, warnings: list[AskWarning]) -> tuple[SavedFile, ...]:
+        """The answer's generated images and files, saved where the ask said (issue 35); never at the answer's cost."""
+        try:
+            if not msg.save_to or (await page.current()).last_media == 0:
+                return ()
+            saved, more = await save_answer_files(page, Path(msg.save_to))
+        except (BridgeError, TabGone) as exc:
+            self.log.warning("%s: the answer's files could not be listed: %s", self.t.title, exc)
+            warnings.append(AskWarning("file_not_saved", f"The answer's images or files could not be read from the "
+                                       f"page ({exc}); they are still on the page."))
+            return ()
+        warnings.extend(more)
+        return saved
 
     async def error_banner(self, page: TabSession) -> str | None:
         """The text of a site-error notice the page shows now (before the ask marks the notices), else None."""
@@ -321,9 +339,10 @@ def transient(exc: BaseException) -> bool:
 
 
 def result_of(provider: ProviderName, out: Outcome, timings: AskTimings, retries: int,
-              warnings: tuple[AskWarning, ...], chosen: Choice | None = None) -> AskResult:
+              warnings: tuple[AskWarning, ...], chosen: Choice | None = None,
+              files: tuple[SavedFile, ...] = ()) -> AskResult:
     return AskResult(provider, out.answer, out.url, timings, retries, out.detected_ms, out.reason, out.thinking,
-                     (*out.warnings, *warnings), out.extracted_by, out.model, chosen)
+                     (*out.warnings, *warnings), out.extracted_by, out.model, chosen, files)
 
 
 def _timings(t0: float, marks: dict[str, float]) -> AskTimings:

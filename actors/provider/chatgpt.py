@@ -82,6 +82,13 @@ TABLE = ProviderTable(
         "toolsMenu": ('button[data-testid="composer-plus-btn"]', "button#composer-plus-btn"),
         "toolSearch": ('[role="menu"] input[type="text"]', '[role="menu"] input:not([type])'),
         "toolChip": ('button[aria-label$="click to remove"]', ".__composer-pill-composite"),
+        # Files back (issue 35). No capture shows them: from peers, so guesses. A generated image is an <img> of the
+        # turn served from /backend-api/estuary/content, alt "Generated image", in a container id="image-…" or class
+        # imagegen-image (oracle src/browser/chatgptImages.ts, agbrowse web-ai/chatgpt-images.mjs); such an answer
+        # streams no text and shows no turn actions. A code-sandbox file is a link to sandbox:/mnt/data/<name>
+        # (oracle chatgptFiles.ts), fetched by the page's own download API (files_back.js).
+        "generatedImage": ('img[src*="/backend-api/estuary/content"]', '[id^="image-"] img', ".imagegen-image img"),
+        "fileLink": ('a[href^="sandbox:"]', "a[download][href]"),
         "login": ('button[data-testid="login-button"]', 'a[href*="/auth/login"]'),
         # seed 3.6: only inside the last assistant turn (a button by the input box changes the input mode)
         "expandThinking": ('button[aria-expanded="false"]',),

@@ -173,11 +173,16 @@ def normalize(text: str) -> str:
     return "\n".join(out).strip()
 
 
+IMAGES_ONLY = re.compile(r"(\s*!\[[^\]\n]*\]\([^)\s]+\))+\s*")
+
+
 def is_suspicious(answer: str, question: str) -> bool:
     """Seed 10.5's heuristic. It only ever adds a warning: it misfires on ordinary questions."""
     trimmed = answer.strip()
     if not trimmed:
         return True
+    if IMAGES_ONLY.fullmatch(trimmed):
+        return False  # an image-only answer (issue 35) is an answer
     if question.strip() == "OK":
         return False
     if re.search(r"\d", question) and not re.search(r"\d", trimmed):
@@ -235,6 +240,7 @@ class AskFlow:
         # Reattaching a stopped server's job: the question's digest (its text is not kept). Never types or sends.
         self.reattach = reattach
         self.most_solid = 0  # the most answer text (non-blank characters) the page showed (issue 37)
+        self.media_only = False  # the answer is generated images with no text of their own (issue 35)
         self.research = research  # the ask switched Deep Research on: its answer is the report (issue 34)
         self.research_pressing = False
         self.research_pressed_at = -1e9
@@ -617,7 +623,8 @@ class AskFlow:
                 "plain_text_answer", f"The answer is plain text: {why}, so lists, tables, code fences and math may "
                 "have lost their markdown."))
         end = await page.current()
-        if (changed := drift.site_changed(self.t, end.fallbacks, got.how)) is not None:
+        changed = drift.site_changed(self.t, end.fallbacks, self.t.primary_anchor.value if self.media_only else got.how)
+        if changed is not None:
             self.log.warning("%s", changed.message)
             self.warnings.append(changed)
         return Outcome(answer, end.url, reason or "resumed", how, thinking_seen or st.thinking_done, detected_ms,
@@ -677,6 +684,12 @@ class AskFlow:
         got = await self.page.extract(own_only=True)
         if got.text.strip():
             return got
+        if (await self.page.current()).last_media:
+            # Generated images with no text of their own (issue 35): the turn holds them, and that is the answer.
+            got = await self.page.extract_by(Anchor.TURN.value)
+            if got.text.strip():
+                self.media_only = True  # read by the turn on purpose: no sign the site changed
+                return got
         await self.rendered(self.to.own_content_s)
         got = await self.page.extract()  # the table's anchors in order: its own content first, then wider
         if got.text.strip():
@@ -696,7 +709,8 @@ class AskFlow:
         there but was no answer does not count — only a change does."""
         before = (await self.page.current()).last_len if fresh else 0
         try:
-            await self.page.wait_for(lambda s: s.last_len > 0 and s.last_len != before and not s.thinking,
+            await self.page.wait_for(lambda s: ((s.last_len > 0 and s.last_len != before) or s.last_media > 0)
+                                     and not s.thinking,
                                      min(wait_s, self.budget.remaining() + 1), "the answer's text")
             return True
         except PageTimeout:

@@ -61,6 +61,11 @@ TABLE = ProviderTable(
         "mic": ('mat-icon[data-mat-icon-name="mic"]', 'mat-icon[fonticon="mic"]', 'img[alt="mic"]'),
         "feedback": ('mat-icon[data-mat-icon-name="thumb_up"]', 'mat-icon[data-mat-icon-name="thumb_down"]',
                      'mat-icon[fonticon="thumb_up"]', 'img[alt="thumb_up"]', 'img[alt="thumb_down"]'),
+        # Files back (issue 35). No capture shows them, and no peer reads them from the page: a guess from public
+        # notes (Feb and Aug 2026): div.attachment-container.generated-images > generated-image >
+        # single-image.generated-image … img[src*="googleusercontent.com/gg-dl/"], alt ending ", AI generated".
+        "generatedImage": ("generated-image img", "single-image.generated-image img",
+                           'img[src*="googleusercontent.com/gg-dl/"]'),
         # The mode picker's label names the model ("Fast", "Thinking", "Pro"; 高速モード …)
         "model": ('[data-test-id="bard-mode-menu-button"] [data-test-id="logo-pill-label-container"]',
                   'button[data-test-id="bard-mode-menu-button"]', "bard-mode-switcher button"),
@@ -147,5 +152,8 @@ TABLE = ProviderTable(
     # The report first (a Deep Research turn), then the response's own content; the seed's P1 (the box around the
     # feedback icons) is kept where it holds that content.
     anchors=(Anchor.REPORT, Anchor.CONTENT, Anchor.FEEDBACK, Anchor.TURN, Anchor.ARIA_LIVE),
+    # The page shows an image at 1024 px (a "=s1024-rj" URL); "=s0" asks the image host for its own size (a guess:
+    # oracle asks the HTTP API for "=s2048"). When that fails, the image as shown.
+    image_full_size=(r"=[a-z]\d+(-[a-z]+)*$", "=s0"),
     limit_as_answer=True,  # Gemini gives its limit as a model response
 )

@@ -118,6 +118,7 @@ class PageState:
     # the ask still works, and the result says the site changed.
     fallbacks: tuple[str, ...] = ()
     last_solid: int = 0  # the last response's text without whitespace: how much answer the page shows
+    last_media: int = 0  # generated images and file links in the last response (issue 35)
 
     @property
     def load_failed(self) -> bool:
@@ -158,7 +159,8 @@ class PageState:
             research_start=_optional(obj, "researchStart", bool, False, what),
             report_open=_optional(obj, "reportOpen", bool, False, what),
             fallbacks=_names(obj.get("fallbacks", []), what),
-            last_solid=_optional(obj, "lastSolid", int, 0, what))
+            last_solid=_optional(obj, "lastSolid", int, 0, what),
+            last_media=_optional(obj, "lastMedia", int, 0, what))
 
     def as_json(self) -> dict[str, object]:
         """For snapshots and debug dumps, with the watcher's own (camelCase) names."""

@@ -50,6 +50,8 @@ SHOWN_ONLY = {  # entries that show only in some states: not applicable when abs
     "attachNotice": "no upload notice shown (none expected)",
     "attachment": "no file attached",
     "attachmentBusy": "nothing uploading",
+    "generatedImage": "no answer here shows a generated image",
+    "fileLink": "no answer here links a file to download",
 }
 LABELS_SHOWN_ONLY = {
     "stop": "nothing is generating on this page",

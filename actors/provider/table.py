@@ -140,6 +140,8 @@ class ProviderTable:
     # The site gives its limit as an answer (Gemini): a short answer that says so is the limit. ChatGPT shows limits
     # as notices only, so an answer that quotes a limit message is an answer.
     limit_as_answer: bool = False
+    # A generated image's URL at full size (pattern, replacement), where the page shows a smaller one (issue 35).
+    image_full_size: tuple[str, str] | None = None
     # The entries the user's providers.toml prepends to ("chatgpt.selectors.send"); set by `overrides.apply`.
     overridden: tuple[str, ...] = ()
 

@@ -311,6 +311,9 @@ function install(cfg, binding, S) {
       // screen-reader labels (issue 37: an answer read shorter than this is not whole).
       lastSolid: (parts.length ? parts.map((p) => plainText(p, SOLID_SKIP)).join('') : plainText(last, SOLID_SKIP))
         .replace(/\s+/g, '').length,
+      // The answer's generated images and file links (issue 35): an image-only answer has no text and is still one.
+      lastMedia: turnScope ? deep([...sel('generatedImage'), ...sel('fileLink')], roots)
+        .filter((el) => within(el, turnScope)).length : 0,
       lastHead: text.slice(0, 80),
       lastUser: squash(plainText(lastUser)).slice(0, 300),
       answered,

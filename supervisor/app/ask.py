@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 import uuid
 from pathlib import Path
@@ -27,6 +28,7 @@ from ..config import Config
 from ..errors import BridgeError, InvalidArgument
 from ..progress import pace
 from ..safetext import for_terminal, printable, printable_json
+from ..savefiles import answer_folder
 from . import open_bridge
 
 # ChatGPT's Deep Research report lives in a sandboxed frame ai-bridge cannot read yet (docs/install.md).
@@ -47,6 +49,7 @@ class AskExtras:
     tools: tuple[str, ...] = ()
     raw: bool = False  # print answers as the page gave them (else control characters are shown escaped)
     bundle: bool | None = None  # text files as bundles: always, never, or past the site's limit (None)
+    save_to: str | None = None  # where the answer's images and files go (default <state-dir>/files)
 
 
 def choices_of(extras: AskExtras, providers: list[ProviderName]) -> tuple[tuple[ProviderName, Choice], ...]:
@@ -119,6 +122,8 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
         # Inline, or copies of the checked bytes for the browser to upload (bundled past the site's limit).
         question, uploads = await bundles.prepare(question, files, attach=extras.attach, bundle=extras.bundle,
                                                   limits=limits, state_dir=config.state_dir)
+        save_to = await trio.to_thread.run_sync(functools.partial(
+            answer_folder, Path.cwd(), extras.save_to, config.state_dir, inside_root=False))
     except BridgeError as exc:
         print(for_terminal(f"ai-bridge ask: [{exc.code}] {exc}"), file=sys.stderr)
         return 2
@@ -136,7 +141,8 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
     async with open_bridge(config) as bridge:
 
         async def one(p: ProviderName) -> None:
-            msg = Ask(question, project, new_chat, wait_s, uuid.uuid4().hex, files=uploads, choices=choices)
+            msg = Ask(question, project, new_chat, wait_s, uuid.uuid4().hex, files=uploads, choices=choices,
+                      save_to=save_to)
             try:
                 results[p] = await bridge.ref(provider_address(p)).call(msg, timeout=msg.call_timeout_s,
                                                                         on_progress=on_progress)
@@ -169,7 +175,11 @@ def print_results(providers: list[ProviderName], results: dict[ProviderName, Ask
             print(for_terminal(f"ai-bridge: {p.value} failed: [{r.code}] {r}"), file=sys.stderr)  # page text
         else:
             out[p.value] = {"answer": r.answer, "url": r.url, "timings": r.timings.as_json(), "retries": r.retries,
-                            "model": r.model, **({"chosen": r.chosen.as_json()} if r.chosen else {})}
+                            "model": r.model, **({"chosen": r.chosen.as_json()} if r.chosen else {}),
+                            **({"files": [f.as_json() for f in r.files]} if r.files else {})}
+            for f in r.files:  # on stderr with the progress: stdout stays the answer
+                print(for_terminal(f"[{p.value}] saved {f.kind} {f.path} ({f.mime}, {f.size:,} bytes)"),
+                      file=sys.stderr)
     if as_json:
         print(printable_json(out, raw=raw))
     else:

@@ -154,6 +154,9 @@ def parser() -> argparse.ArgumentParser:
     a.add_argument("--attach", choices=["upload", "inline"], default="upload",
                    help="upload: through the site's own file upload (default); inline: in the prompt, each file as "
                    "a fenced block headed by its path")
+    a.add_argument("--save-to", metavar="DIR",
+                   help="the folder the answer's generated images and files are saved in (created if missing; never "
+                   "over a file that is there). Default: <state-dir>/files")
     a.add_argument("--bundle", action=argparse.BooleanOptionalAction, default=None,
                    help="pack the text files into bundles (each file headed by its path) so a whole repository fits "
                    "the site's upload limit; binary files still go one per upload. Default: only when there are "
@@ -458,7 +461,7 @@ def _command(args: argparse.Namespace) -> int:
         # --mode (before issue 34, Gemini's model) is --model gemini:NAME
         models = (*args.models, *(f"gemini:{m}" for m in args.modes))
         extras = AskExtras(tuple(args.files), args.attach, args.dry_run, models, tuple(args.efforts), tuple(args.tools),
-                           args.raw, args.bundle)
+                           args.raw, args.bundle, args.save_to)
         return trio.run(ask_main, config, question, args.provider, args.new_chat, args.timeout, args.json, extras)
     raise AssertionError(args.command)
 

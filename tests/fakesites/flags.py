@@ -10,7 +10,9 @@ from __future__ import annotations
 
 
 def host_resolver_rules(chatgpt_port: int, gemini_port: int, host: str = "127.0.0.1") -> str:
+    # Gemini's generated images come from Google's image host: the gemini fake serves them too (issue 35).
     return (f"MAP chatgpt.com {host}:{chatgpt_port}, MAP gemini.google.com {host}:{gemini_port}, "
+            f"MAP lh3.googleusercontent.com {host}:{gemini_port}, "
             "MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1")
 
 

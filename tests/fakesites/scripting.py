@@ -13,8 +13,10 @@ import dataclasses
 import hashlib
 import re
 import secrets
+import struct
 import time
 import uuid
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,6 +83,11 @@ class Script:
                                    # carries its URL's 1-based place in that list (so numbers repeat and need not
                                    # be sequential). The log entry's ``sources`` holds the list
     sources: list | None = None    # Deep Research: the panel's source URLs in order (optional, see above)
+    files: list | None = None      # issue 35, files back: what the answer makes, each {"kind": "image" | "file",
+                                   # "name": ...}. Images show in the response as each site shows them
+                                   # (common/generated.js); a "file" is ChatGPT's code-sandbox file, which the
+                                   # answer's text links as sandbox:/mnt/data/<name>. The site serves their bytes
+                                   # (the log's ``made`` lists them with their SHA-256)
 
     @classmethod
     def from_json(cls, data: Any) -> Script:
@@ -122,6 +129,10 @@ class Script:
         if self.sources is not None and (not isinstance(self.sources, list)
                                          or not all(isinstance(u, str) and u for u in self.sources)):
             raise ControlError("sources must be a list of URLs or null")
+        if self.files is not None and (not isinstance(self.files, list) or not all(
+                isinstance(f, dict) and f.get("kind") in ("image", "file") and isinstance(f.get("name"), str)
+                and f["name"] for f in self.files)):
+            raise ControlError('files must be a list of {"kind": "image" | "file", "name": ...} or null')
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -410,6 +421,18 @@ def report_sources(text: str, listed: list | None = None) -> list[str]:
     return out
 
 
+def tiny_png(seed: str, side: int) -> bytes:
+    """A valid PNG of `side` x `side` pixels in a colour drawn from `seed` (a generated image's stand-in)."""
+    rgb = hashlib.sha256(seed.encode()).digest()[:3]
+    raw = b"".join(b"\x00" + rgb * side for _ in range(side))
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
 def split_chunks(text: str, n: int) -> list[str]:
     """Split ``text`` into ``n`` (or fewer, if it is shorter) consecutive, nearly equal, non-empty pieces."""
     if not text:
@@ -477,6 +500,8 @@ class SiteState:
         self.sends = 0  # every POST to the conversation endpoint, well-formed or not (a probe must make none)
         self.uploads: dict[str, dict] = {}  # file id -> {id, name, size, sha256}: what the page uploaded
         self.upload_texts: dict[str, str] = {}  # sha256 -> the text of an uploaded text file (what a model reads)
+        self.made: dict[str, dict] = {}  # file id -> {id, kind, name, messageId, sha256, size, data, full}: files back
+        self.token = "fake-access-" + secrets.token_hex(8)  # ChatGPT's session token (api/auth/session)
         self.pages: list[dict] = []
         self.conversations: dict[str, list[dict]] = {}
         self.deleted: set[str] = set()  # conversation ids that no longer load ("conversation not available")
@@ -699,4 +724,20 @@ class SiteState:
 
     def log(self) -> dict:
         return {"site": self.name, "questions": self.questions, "pages": self.pages, "sends": self.sends,
-                "uploadTexts": self.upload_texts}
+                "uploadTexts": self.upload_texts,
+                "made": [{k: v for k, v in m.items() if k not in ("data", "small")} for m in self.made.values()]}
+
+    def make_files(self, gen: Generation) -> list[dict]:
+        """The files the answer brings back (`Script.files`): made now, served by id; what the page is told."""
+        out = []
+        for f in gen.script.files or []:
+            file_id = secrets.token_hex(12)
+            if f["kind"] == "image":
+                data, small = tiny_png(file_id, 64), tiny_png(file_id, 16)  # full size, and as the page shows it
+            else:
+                data, small = (f"{f['name']}: made by the sandbox for {gen.entry['messageId']}\n" * 40).encode(), b""
+            self.made[file_id] = {"id": file_id, "kind": f["kind"], "name": f["name"],
+                                  "messageId": gen.entry["messageId"], "sha256": hashlib.sha256(data).hexdigest(),
+                                  "size": len(data), "data": data, "small": small}
+            out.append({"kind": f["kind"], "id": file_id, "name": f["name"]})
+        return out

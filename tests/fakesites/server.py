@@ -29,7 +29,9 @@ from quart_trio import QuartTrio
 from .scripting import ControlError, Generation, SiteState, now_ms, split_chunks
 
 HERE = Path(__file__).resolve().parent
-HOSTNAMES = ("chatgpt.com", "gemini.google.com")
+IMAGE_HOST = "lh3.googleusercontent.com"  # Gemini's generated images (served by the gemini fake)
+HOSTNAMES = ("chatgpt.com", "gemini.google.com", IMAGE_HOST)
+SESSION_COOKIE = "__Secure-next-auth.session-token"  # ChatGPT's signed-in session
 # A certificate made once by `make_certificates` and shipped with ai-bridge for `ai-bridge demo` (which must not
 # need the test extras to make one): trustme's leaf, valid to the year 3000, trusted by no browser but one launched
 # with its SPKI pin. Remake it with ``python -m tests.fakesites --remake-shipped-certificate``.
@@ -230,12 +232,16 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
         if opts.login:
             return _page("chatgpt/login.html", lang=opts.lang, boot={"locale": opts.lang})
         lang = "de" if opts.drift else opts.lang
-        return _page("chatgpt/index.html", lang=lang,
+        resp = _page("chatgpt/index.html", lang=lang,
                      boot={"locale": lang, "composer": opts.editor, "b": token, "sendClick": opts.sendClick,
                            "layout": opts.layout, "drift": opts.drift, "shape": opts.shape,
                            "extensionButtons": opts.extensionButtons, "model": opts.model,
                            "rerenderDelayMs": opts.rerenderDelayMs, "stopDelayMs": opts.stopDelayMs,
                            **_upload_boot(opts)})
+        # The signed-in session: the files an answer makes are served only with it (estuary URLs are cookie-bound,
+        # agbrowse web-ai/code-artifact.mjs).
+        resp.set_cookie(SESSION_COOKIE, site.token, secure=True, httponly=True, samesite="Lax")
+        return resp
 
     @app.get("/")
     async def home() -> Response:
@@ -250,8 +256,7 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
     @app.get("/cdn/assets/app.js")
     async def app_js() -> Response:
         return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "common/uploads.js", "common/drift.js",
-                       "chatgpt/app.js",
-                       "chatgpt/menus.js")
+                       "common/generated.js", "chatgpt/app.js", "chatgpt/menus.js")
 
     @app.get("/cdn/assets/app.css")
     async def app_css() -> Response:
@@ -291,6 +296,38 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
                         headers={**NO_STORE, "X-Accel-Buffering": "no"})
 
     _add_upload_route(app, site, "/backend-api/files")
+
+    # Files back (issue 35): generated images and code-sandbox files, as peers fetch them from the real site
+    # (oracle chatgptImages.ts / chatgptFiles.ts, agbrowse code-artifact.mjs); no capture shows them.
+    @app.get("/backend-api/estuary/content")
+    async def estuary() -> Response:
+        if request.cookies.get(SESSION_COOKIE) != site.token:
+            return Response("<html><body>Log in</body></html>", status=403, content_type="text/html")
+        made = site.made.get(request.args.get("id", "").removeprefix("file_"))
+        if made is None:
+            return _json({"detail": "not found"}, 404)
+        kind = "image/png" if made["kind"] == "image" else "text/csv"
+        headers = {**NO_STORE} if made["kind"] == "image" else {
+            **NO_STORE, "Content-Disposition": f'attachment; filename="{made["name"]}"'}
+        return Response(made["data"], content_type=kind, headers=headers)
+
+    @app.get("/api/auth/session")
+    async def auth_session() -> Response:
+        if request.cookies.get(SESSION_COOKIE) != site.token:
+            return _json({})
+        return _json({"user": {"email": "test@example.com"}, "accessToken": site.token})
+
+    @app.get("/backend-api/conversation/<conversation_id>/interpreter/download")
+    async def interpreter_download(conversation_id: str) -> Response:
+        if request.headers.get("authorization") != f"Bearer {site.token}":
+            return _json({"detail": "Unauthorized"}, 401)
+        path, message_id = request.args.get("sandbox_path", ""), request.args.get("message_id", "")
+        made = next((m for m in site.made.values() if m["kind"] == "file" and m["messageId"] == message_id
+                     and path == f"/mnt/data/{m['name']}"), None)
+        if made is None:
+            return _json({"detail": "file not found"}, 404)
+        return _json({"status": "success", "download_url":
+                      f"https://chatgpt.com/backend-api/estuary/content?id=file_{made['id']}&sig=fake"})
 
     @app.post("/backend-api/skip_thinking")
     async def skip_thinking() -> Response:
@@ -353,6 +390,8 @@ async def _chatgpt_stream(site: SiteState, gen: Generation) -> AsyncIterator[byt
                 await gen.pause(1000)
                 yield b": keep-alive\n\n"
             return
+        if script.files:
+            yield _sse({"type": "files", "files": site.make_files(gen)})
         yield b"data: [DONE]\n\n"
         # Resumed only after the transport took the final chunk: stamp the server-side stream end now.
         completed = True
@@ -395,8 +434,7 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
     @app.get("/_/static/gemini.js")
     async def gemini_js() -> Response:
         return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "common/uploads.js", "common/drift.js",
-                       "gemini/app.js",
-                       "gemini/menus.js")
+                       "common/generated.js", "gemini/app.js", "gemini/menus.js")
 
     @app.get("/_/static/gemini.css")
     async def gemini_css() -> Response:
@@ -435,6 +473,17 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
         return Response(stream, content_type="application/json+protobuf; charset=utf-8", headers=NO_STORE)
 
     _add_upload_route(app, site, "/_/BardChatUi/data/upload")
+
+    # Files back (issue 35): a generated image on Google's image host (lh3.googleusercontent.com, mapped to this
+    # server): "<id>=s1024-rj" as the page shows it, "<id>=s0" at its own size (a guess from public notes).
+    @app.get("/gg-dl/<path:name>")
+    async def generated_image(name: str) -> Response:
+        file_id, _, size = name.partition("=")
+        made = site.made.get(file_id)
+        if made is None or made["kind"] != "image" or request.host.split(":")[0] != IMAGE_HOST:
+            return Response(b"", status=404)
+        return Response(made["data"] if size == "s0" else made["small"], content_type="image/png",
+                        headers=NO_STORE)
 
     @app.post("/_/BardChatUi/jslog")
     async def jslog() -> Response:
@@ -516,6 +565,8 @@ async def _gemini_stream(site: SiteState, gen: Generation) -> AsyncIterator[byte
                 await gen.pause(1000)
                 yield b"\n"
             return
+        if script.files:
+            yield _frame({"t": "files", "files": site.make_files(gen)})
         yield _frame({"t": "done"})
         completed = True
         site.finish(gen, "rate_limited" if script.rateLimited else "complete")

@@ -16,6 +16,7 @@ from pydantic.json_schema import SkipJsonSchema
 from supervisor import attachments, bundles
 from supervisor.errors import BridgeError, ErrorInfo, InvalidArgument
 from supervisor.progress import pace
+from supervisor.savefiles import answer_folder
 
 from ...protocol.common import ProviderName
 from ...protocol.jobs import JOBS, JobView, StartJob
@@ -77,6 +78,12 @@ class AskArgs(Args):
         "the site's upload limit (binary files still go one per upload). true: always; false: never (over the "
         f"limit is an error). Unset: only when there are more files than the site takes ({attachments.MAX_FILES}). "
         "dry_run shows the plan.")] | SkipJsonSchema[None] = None
+    save_to: Annotated[str, Field(
+        min_length=1, max_length=1000,
+        description="The folder the answer's generated images and files (ChatGPT's images and code-sandbox "
+        "downloads, Gemini's images) are saved in, relative to the project folder; created if missing, never over "
+        "a file that is there. Default: the server's <state-dir>/files. They come back as paths (files) and "
+        "resource links.")] | SkipJsonSchema[None] = None
     dry_run: Annotated[bool, Field(
         description="Only show what would be sent (the question, the files with their sizes, the inline size, "
         "the bundle plan, a token estimate); opens no tab, sends nothing.")] = False
@@ -192,8 +199,9 @@ async def _message(deps: FrontDeps, call: ToolCall, args: AskArgs, providers: tu
     # Inline, or copies of the bytes that were checked for the browser to upload (bundled past the site's limit).
     question, uploads = await bundles.prepare(args.question, files, attach=args.attach, bundle=args.bundle,
                                               limits=upload_limits(providers), state_dir=deps.config.state_dir)
+    save_to = await trio.to_thread.run_sync(answer_folder, project_folder(), args.save_to, deps.config.state_dir)
     return Ask(question, await call.project(args.project), args.new_chat, timeout_s, uuid.uuid4().hex,
-               files=uploads, choices=tuple((p, c) for p, c in choices if c))
+               files=uploads, choices=tuple((p, c) for p, c in choices if c), save_to=save_to)
 
 
 async def dry_run_result(deps: FrontDeps, args: AskArgs, providers: tuple[ProviderName, ...]) -> Result:

@@ -10,7 +10,7 @@ from supervisor.errors import ErrorInfo
 from ...protocol.common import ProviderName
 from ...protocol.jobs import JobStatus, JobView
 from ...protocol.provider import AskPhase, AskResult
-from ..toolkit import Absent, ErrorOnly, ErrorOut, Output, Result
+from ..toolkit import Absent, ErrorOnly, ErrorOut, Link, Output, Result
 
 # --- output models (camelCase keys, as on the wire) ------------------------------------------------------------------
 
@@ -36,6 +36,14 @@ class ChosenOut(Output):
     tools: list[str] | Absent = None
 
 
+class FileOut(Output):
+    path: str = Field(description="Where it was saved (absolute).")
+    name: str
+    mimeType: str
+    size: int = Field(description="Bytes.")
+    kind: str = Field(description="image (a generated image) or file (a file the answer links to).")
+
+
 class Answer(Output):
     """One provider's answer."""
 
@@ -49,6 +57,8 @@ class Answer(Output):
     chosen: ChosenOut | Absent = Field(default=None, description="When the ask chose a model, effort or tools: what "
                                        "the page showed chosen when the question was sent (the site's own labels).")
     completion: Completion
+    files: list[FileOut] | Absent = Field(default=None, description="The answer's generated images and files, saved "
+                                          "(save_to); also given as resource_link content.")
     warnings: list[AskWarningOut] = Field(default_factory=list, description="Present when the answer looks odd, "
                                           "was read as plain text, or went to a new chat (conversation_gone).")
 
@@ -138,6 +148,8 @@ def ask_structured(r: AskResult) -> dict[str, object]:
         out["model"] = r.model
     if r.chosen is not None:
         out["chosen"] = r.chosen.as_json()
+    if r.files:
+        out["files"] = [f.as_json() for f in r.files]
     if r.warnings:
         out["warnings"] = [{"code": w.code, "message": w.message, "debugDump": w.debug_dump} for w in r.warnings]
     return out
@@ -151,8 +163,12 @@ def progress_line(provider: ProviderName, phase: AskPhase, text: str) -> str:
     return f"{provider.display}: {phase.value}"
 
 
+def links(r: AskResult) -> tuple[Link, ...]:
+    return tuple(Link(f.path, f.name, f.mime, f.size) for f in r.files)
+
+
 def answer_result(r: AskResult) -> Result:
-    return Result(text=r.answer, structured=ask_structured(r))
+    return Result(text=r.answer, structured=ask_structured(r), links=links(r))
 
 
 def both_result(results: dict[ProviderName, AskResult | ErrorInfo]) -> Result:
@@ -167,7 +183,8 @@ def both_result(results: dict[ProviderName, AskResult | ErrorInfo]) -> Result:
             parts.append(f"## {p.display}\n\n(failed) {r.text()}")
             structured[p.value] = {"error": r.as_dict()}
     failed = all(not isinstance(r, AskResult) for r in results.values())
-    return Result(text="\n\n".join(parts), structured=structured, is_error=failed)
+    saved = tuple(link for r in results.values() if isinstance(r, AskResult) for link in links(r))
+    return Result(text="\n\n".join(parts), structured=structured, is_error=failed, links=saved)
 
 
 def job_as_ask(v: JobView) -> Result:

@@ -316,8 +316,14 @@ class AssistantTurn {
     this.message.insertBefore(details, before);
   }
 
+  showFiles(files) {
+    const shown = chatgptGenerated(files);
+    if (shown) this.message.append(shown);
+    this.imageOnly = !!shown && !this.text.trim();
+  }
+
   finish() {
-    if (this.actions) return;
+    if (this.actions || this.imageOnly) return;  // an image-only answer mounts no action bar (oracle)
     if (NEW) {
       this.actions = h('div', { class: 'z-0 flex min-h-[46px] justify-start' }, h('div', { class: 'flex flex-wrap items-center' },
         actionButton(T.copy, 'copy-turn-action-button'),
@@ -651,6 +657,7 @@ async function send() {
         case 'thinking_end': turn.endThinking(ev.seconds); break;
         case 'delta': turn.append(ev.v); break;
         case 'hang': state.frozen = true; break;
+        case 'files': turn.showFiles(ev.files); break;  // common/generated.js
         case 'error':
           finished = true;
           setStreaming(false);

@@ -912,6 +912,7 @@ async function streamAnswer(body) {
           break;
         case 'hang': state.frozen = true; break;
         case 'plan': showResearchPlan(response, f.plan, f.steps); break;  // menus.js
+        case 'files': { const shown = geminiGenerated(f.files); if (shown) response.content.after(shown); break; }
         case 'done': {
           finished = true;
           setStreaming(false);
