@@ -108,7 +108,8 @@ def browser_server(sites: FakeSites, tmp: Path) -> dict[str, Any]:
 @requires_chromium
 @pytest.mark.chromium
 async def test_typescript_sdk_task_to_completion(npm_prefix: Path, sites: FakeSites, tmp_path: Path) -> None:
-    sites.chatgpt.set_next(chunks=12, intervalMs=150, firstTokenMs=100)
+    # The answer makes an image too (issue 35): the TypeScript SDK takes its resource_link content.
+    sites.chatgpt.set_next(chunks=12, intervalMs=150, firstTokenMs=100, files=[{"kind": "image", "name": "map"}])
     q = "Name 3 uses of a hash map."
     server = browser_server(sites, tmp_path)
     spec = {**server, "env": clean_env(server["env"]), "scenario": "task", "tool": "ask_chatgpt_web",
@@ -120,6 +121,10 @@ async def test_typescript_sdk_task_to_completion(npm_prefix: Path, sites: FakeSi
     assert statuses[-1] == "completed" and set(statuses[:-1]) <= {"working"}
     result = out["messages"][-1]["result"]
     assert not result.get("isError") and answer_ref(q) in result["structuredContent"]["answer"]
+    saved = result["structuredContent"]["files"]
+    links = [c for c in result["content"] if c["type"] == "resource_link"]
+    assert [link["uri"] for link in links] == [Path(f["path"]).as_uri() for f in saved] and len(saved) == 1, result
+    assert Path(saved[0]["path"]).read_bytes().startswith(b"\x89PNG")
     assert result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"] == out["messages"][0]["task"]["taskId"]
     # Progress with the partial text reached the client through the task's life (the call had returned long before).
     assert any("is answering" in p for p in out["progress"]), out["progress"]
