@@ -121,6 +121,17 @@ requires_node = pytest.mark.skipif(shutil.which("node") is None,
                                    reason=missing_tool("node is not installed (apt-get install -y nodejs)"))
 
 
+def run_extension_js(folder: Path, modules: tuple[str, ...], script: str, *, timeout_s: float = 60) -> str:
+    """`script` run by node as an ES module beside copies of the extension's `modules` (pure ones, without
+    chrome.*: they import each other as './name.js'); its stdout."""
+    (folder / "package.json").write_text('{"type": "module"}')
+    for name in modules:
+        (folder / name).write_text((REPO / "extension" / name).read_text())
+    (folder / "run.js").write_text(script)
+    return subprocess.run(["node", str(folder / "run.js")], capture_output=True, text=True, check=True,
+                          timeout=timeout_s).stdout
+
+
 def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
 

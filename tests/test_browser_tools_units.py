@@ -56,7 +56,7 @@ from supervisor.errors import (
     PolicyDenied,
 )
 
-from .conftest import REPO, requires_node, serve_command
+from .conftest import REPO, requires_node, run_extension_js, serve_command
 
 # (patterns, url, allowed): the one table both implementations must agree on.
 URL_CASES: list[tuple[list[str], str, bool]] = [
@@ -500,10 +500,7 @@ def test_config_files_that_are_not_regular_files_are_refused_without_reading(tmp
 @given(sizes=st.lists(st.integers(0, 6 << 20), min_size=1, max_size=4), wide=st.booleans())
 def test_the_extension_cuts_events_to_fit_one_frame(tmp_path: Path, sizes: list[int], wide: bool) -> None:
     # extension/limits.js (and the shared.js it reads) as ES modules under node.
-    (tmp_path / "package.json").write_text('{"type": "module"}')
-    for name in ("limits.js", "shared.js"):
-        (tmp_path / name).write_text((REPO / "extension" / name).read_text())
-    (tmp_path / "run.js").write_text(
+    got = json.loads(run_extension_js(tmp_path, ("limits.js", "shared.js"),
         "import { capEvent, EVENT_BUDGET_BYTES } from './limits.js';\n"
         f"const sizes = {json.dumps(sizes)}; const ch = {json.dumps('é' if wide else 'x')};\n"
         "const params = { args: sizes.map((n, i) => ({ type: 'string', value: ch.repeat(n), i })) };\n"
@@ -511,9 +508,7 @@ def test_the_extension_cuts_events_to_fit_one_frame(tmp_path: Path, sizes: list[
         "const bytes = new TextEncoder().encode(JSON.stringify(out)).length;\n"
         "const before = new TextEncoder().encode(JSON.stringify(params)).length;\n"
         "console.log(JSON.stringify({ bytes, before, budget: EVENT_BUDGET_BYTES, same: out === params,\n"
-        "  marked: JSON.stringify(out).includes('…[truncated '), n: out.args?.length ?? -1 }));\n")
-    out = subprocess.run(["node", str(tmp_path / "run.js")], capture_output=True, text=True, check=True, timeout=60)
-    got = json.loads(out.stdout)
+        "  marked: JSON.stringify(out).includes('…[truncated '), n: out.args?.length ?? -1 }));\n"))
     assert got["bytes"] <= got["budget"]
     if got["before"] <= got["budget"]:
         assert got["same"]
@@ -523,19 +518,14 @@ def test_the_extension_cuts_events_to_fit_one_frame(tmp_path: Path, sizes: list[
 
 @requires_node
 def test_general_tab_events_cut_every_long_string(tmp_path: Path) -> None:
-    (tmp_path / "package.json").write_text('{"type": "module"}')
-    for name in ("limits.js", "shared.js"):
-        (tmp_path / name).write_text((REPO / "extension" / name).read_text())
-    (tmp_path / "run.js").write_text(
+    out = json.loads(run_extension_js(tmp_path, ("limits.js", "shared.js"),
         "import { capEvent, GENERAL_STRING_MAX_CHARS as M } from './limits.js';\n"
         "const p = { stackTrace: { callFrames: [{ url: 'u'.repeat(1 << 20), lineNumber: 3 }] }, args: ['short'] };\n"
         "const out = capEvent(p, undefined, M);\n"
         "const small = { a: 'x'.repeat(100) };\n"
         "console.log(JSON.stringify({ len: out.stackTrace.callFrames[0].url.length, line: out.stackTrace"
         ".callFrames[0].lineNumber, args: out.args, same: capEvent(small, undefined, M) === small, M,"
-        " provider: capEvent(p) === p }));\n")
-    out = json.loads(subprocess.run(["node", str(tmp_path / "run.js")], capture_output=True, text=True, check=True,
-                                    timeout=30).stdout)
+        " provider: capEvent(p) === p }));\n", timeout_s=30))
     assert out["M"] < out["len"] < out["M"] + 40 and out["line"] == 3 and out["args"] == ["short"]
     assert out["same"] and out["provider"]  # a provider's 1 MB event fits the frame: left whole
 

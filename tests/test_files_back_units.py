@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from actors.provider.files_back import file_host_allowed
 from supervisor.errors import InvalidArgument
 from supervisor.savefiles import answer_folder, save_new
 
-from .conftest import REPO, requires_node
+from .conftest import requires_node, run_extension_js
 
 
 def test_the_folder_is_the_projects_or_the_state_dirs(tmp_path: Path) -> None:
@@ -54,18 +53,13 @@ TABS = {"chatgpt": "https://chatgpt.com/c/1", "gemini": "https://gemini.google.c
 
 @requires_node
 def test_the_server_and_the_extension_allow_the_same_file_hosts(tmp_path: Path) -> None:
-    (tmp_path / "package.json").write_text('{"type": "module"}')
-    for name in ("policy.js", "shared.js"):
-        (tmp_path / name).write_text((REPO / "extension" / name).read_text())
-    (tmp_path / "run.js").write_text(
+    got = json.loads(run_extension_js(tmp_path, ("policy.js", "shared.js"), (
         "import { fileHostAllowed } from './policy.js';\nimport SHARED from './shared.js';\n"
         f"const urls = {json.dumps(URLS)}; const tabs = {json.dumps(TABS)};\n"
         "const out = {};\nfor (const [p, tab] of Object.entries(tabs)) "
         "out[p] = urls.map((u) => fileHostAllowed(SHARED.providers, tab, u));\n"
         "out.other = urls.map((u) => fileHostAllowed(SHARED.providers, 'https://example.com/', u));\n"
-        "console.log(JSON.stringify(out));\n")
-    got = json.loads(subprocess.run(["node", str(tmp_path / "run.js")], capture_output=True, text=True, check=True,
-                                    timeout=60).stdout)
+        "console.log(JSON.stringify(out));\n")))
     for provider in TABS:
         mine = [file_host_allowed(provider, u) for u in URLS]
         assert mine == got[provider], [(u, a, b) for u, a, b in zip(URLS, mine, got[provider], strict=True) if a != b]
