@@ -238,7 +238,7 @@ MUTATIONS: tuple[Mutation, ...] = (
       "tests/test_extension_idle.py::test_popup_wakes_a_stopped_worker_at_once"),
     # --- what the logs and errors promise (docs/install.md, docs/troubleshooting.md) ------------------------------
     m("log-holds-the-answer", "ai-bridge.log never holds questions or answers (docs/install.md)",
-      "actors/provider/actor.py",
+      "actors/provider/asking.py",
       "        return result_of(self.name, out, _timings(t0, flow.marks), budget.attempt - 1, tuple(warnings), "
       "memo.chosen)",
       '        self.log.info("%s answered %r", self.t.title, out.answer)\n'
@@ -246,7 +246,7 @@ MUTATIONS: tuple[Mutation, ...] = (
       "memo.chosen)",
       "tests/test_e2e_providers.py::test_chatgpt_new_chat_then_existing_chat"),
     m("log-holds-the-question", "ai-bridge.log never holds questions or answers (docs/install.md)",
-      "actors/provider/actor.py",
+      "actors/provider/asking.py",
       "        flow.mark(\"total\")\n",
       '        flow.mark("total")\n        self.log.info("%s was asked %r", self.t.title, msg.question[:60])\n',
       "tests/test_e2e_providers.py::test_chatgpt_new_chat_then_existing_chat"),
