@@ -29,6 +29,7 @@ from supervisor.errors import (
     CdpError,
     ChoiceUnverified,
     CommandTimeout,
+    InternalError,
     Interrupted,
     InvalidArgument,
     NoResponse,
@@ -229,7 +230,17 @@ class Asker:
                     env.fail(error)
                 return
             env.started = True  # work begins: a crash of the actor from here on counts as an attempt
-            await self._run(run, deadline)
+            try:
+                await self._run(run, deadline)
+            except Exception as exc:  # a bug in this ask: it alone fails; the asks beside it go on
+                self.log.exception("%s: the ask failed unexpectedly", self.t.title)
+                with trio.CancelScope(shield=True):
+                    await self.pool.release(run.page, failed="the ask failed unexpectedly")
+                if not env.answered:
+                    env.fail(InternalError(f"the {self.t.title} ask failed unexpectedly: {type(exc).__name__}: {exc}",
+                                           hint="This is a bug in ai-bridge; the log file has the traceback. The "
+                                           "question may have been sent: look at the conversation before asking "
+                                           "again."))
         finally:
             self.schedule.leave(ticket)
             self.runs.pop(env.id, None)
