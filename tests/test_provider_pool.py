@@ -63,6 +63,7 @@ class FakeTab(FakePage):
     context_id: int | None = 1
     temporary: bool = False  # the page's temporary-chat toggle is on
     stops: int = 0  # Stop clicked by a cancelled ask
+    opened_at: str | None = None  # the URL the tab was just created at (tab.TabSession.opened_at)
 
     async def current(self) -> Any:
         if self.broken:
@@ -158,7 +159,7 @@ class FakeTabs:
     async def lease(self, session: SessionEntry | None, url: str, nursery: trio.Nursery) -> FakeTab:
         await trio.sleep(0.2)  # a new window and its page load
         tab = FakeTab(self.site.nursery, state=ps(url=url), fresh=True, respond=self.site.respond,
-                      tab_id=next(self.ids))
+                      tab_id=next(self.ids), opened_at=url)
         self.tabs[tab.tab_id] = tab
         self.opened.append(tab.tab_id)
         self.urls[tab.tab_id] = url

@@ -401,13 +401,15 @@ class Asker:
                                  "with a new tab", self.t.title, page.tab_id, banner)
                 await self._drop(run, failed=f"site error: {banner[:100]}")
                 continue
+            opened_here, page.opened_at = page.opened_at == (new_chat_url or self.t.home_url), None
             flow = AskFlow(page, self.t, self.to, question=msg.question, new_chat=new_chat,
                            session_url=follow, budget=budget, memo=memo, progress=progress, log=self.log,
                            dump=functools.partial(self.dump_for, page, msg.question),
                            spawn=self.pool.nursery.start_soon,
                            reattach=msg.digest if isinstance(msg, Reattach) else None,
                            research="deep research" in msg.choice_for(self.name).tools,
-                           new_chat_url=new_chat_url, named_url=plan.named_url is not None)
+                           new_chat_url=new_chat_url, named_url=plan.named_url is not None,
+                           opened_here=new_chat and opened_here)
             run.flow = flow
             flow.before_typing = functools.partial(self.before_typing, page, msg, memo, budget)
             flow.mark("connect")

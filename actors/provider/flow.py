@@ -210,7 +210,8 @@ class AskFlow:
                  session_url: str | None, budget: AskBudget, memo: AskMemo, progress: Progress,
                  log: logging.Logger, dump: Callable[[str], Awaitable[str]], spawn: Spawn,
                  reattach: str | None = None, before_typing: Callable[[], Awaitable[None]] | None = None,
-                 research: bool = False, new_chat_url: str | None = None, named_url: bool = False) -> None:
+                 research: bool = False, new_chat_url: str | None = None, named_url: bool = False,
+                 opened_here: bool = False) -> None:
         self.page = page
         self.t = table
         self.to = timeouts
@@ -222,6 +223,7 @@ class AskFlow:
         # The conversation was named by the caller (conversation_url): one the site no longer has is an error, never
         # a new chat the caller did not ask for.
         self.named_url = named_url
+        self.opened_here = opened_here  # the tab was just opened at the new chat's URL: no need to load it again
         self.budget = budget
         self.memo = memo
         self.progress = progress
@@ -355,8 +357,8 @@ class AskFlow:
         if retry and self.memo.sent and self.conversation(self.memo.url):
             return self.memo.url
         if self.new_chat:
-            if not retry and self.page.fresh and st.url == self.new_chat_url and not (st.user_count or
-                                                                                     st.assistant_count):
+            if not retry and self.opened_here and st.url == self.new_chat_url and not (st.user_count or
+                                                                                      st.assistant_count):
                 return None  # a tab just opened at the new chat: loading it again would only cost time
             return self.new_chat_url
         if self.conversation(self.session_url) and (retry or self.session_url != st.url):

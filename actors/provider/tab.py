@@ -113,6 +113,7 @@ class TabSession:
         self.broken: str | None = None
         self.crashed = False  # the renderer crashed (Inspector.targetCrashed): the tab is replaced, never reused
         self.fresh = True  # a document not yet through the reconnect guard (see AskFlow.guard)
+        self.opened_at: str | None = None  # the URL ai-bridge just created this tab at, until an ask takes it
         self.reported_at = -1e9  # trio time of the last report or poll
         self._send, self.events = trio.open_memory_channel[TabEvent](1000)
         self._bad_reports = 0
@@ -544,7 +545,9 @@ class Tabs:
         tab_id = picked.tab_id if picked is not None else await self.create(url)
         self.claimed.add(tab_id)
         try:
-            return await self.attach(tab_id, nursery)
+            page = await self.attach(tab_id, nursery)
+            page.opened_at = url if picked is None else None
+            return page
         except CdpError as exc:
             if exc.ext_code == "tab_busy":
                 # Another server leased that tab between our tabs.query (or tabs.create) and our attach: two servers
@@ -566,10 +569,12 @@ class Tabs:
         tab_id = await self.create(url)
         self.claimed.add(tab_id)
         try:
-            return await self.attach(tab_id, nursery)
+            page = await self.attach(tab_id, nursery)
         except BaseException:
             self.claimed.discard(tab_id)
             raise
+        page.opened_at = url
+        return page
 
     def avoid(self, tab_id: int, why: str) -> None:
         """Never pick this tab again (it stays open: a page showing an error the user may want to read)."""
