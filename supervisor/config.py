@@ -276,14 +276,17 @@ def _tool_sets(v: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(a.lower() for a in items))
 
 
-def _domains(v: Any) -> tuple[str, ...]:
+def _items(v: Any, what: str) -> list[str]:
+    """A list from the file or the flags, or a comma- or whitespace-separated string (an env var)."""
     if isinstance(v, str):
-        items = [a for a in re.split(r"[\s,]+", v) if a]  # env var: comma- or whitespace-separated
-    elif isinstance(v, list | tuple) and all(isinstance(a, str) for a in v):
-        items = list(v)
-    else:
-        raise ValueError(f"expected a list of host patterns, got {v!r}")
-    return tuple(dict.fromkeys(host_pattern(a) for a in items))
+        return [a for a in re.split(r"[\s,]+", v) if a]
+    if isinstance(v, list | tuple) and all(isinstance(a, str) for a in v):
+        return list(v)
+    raise ValueError(f"expected a list of {what}, got {v!r}")
+
+
+def _domains(v: Any) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(host_pattern(a) for a in _items(v, "host patterns")))
 
 
 MAX_TABS_PER_SITE = 16
@@ -298,12 +301,7 @@ def _tabs(v: Any) -> int:
 
 def _urls(v: Any) -> tuple[str, ...]:
     """https URLs (a Project's or Gem's page); which site each belongs to is checked when the tables are known."""
-    if isinstance(v, str):
-        items = [a for a in re.split(r"[\s,]+", v) if a]  # env var: comma- or whitespace-separated
-    elif isinstance(v, list | tuple) and all(isinstance(a, str) for a in v):
-        items = list(v)
-    else:
-        raise ValueError(f"expected a list of URLs, got {v!r}")
+    items = _items(v, "URLs")
     for url in items:
         if len(url) > 2000 or not re.fullmatch(r"https://[^\s/]+/\S*", url):
             raise ValueError(f"expected an https URL, got {url[:100]!r}")

@@ -38,7 +38,6 @@ from actors.protocol.session_store import (
 )
 from actors.provider import chatgpt
 from actors.provider.schedule import Lane, Schedule
-from actors.provider.tab import PageTimeout, TabGone
 from actors.provider.table import ProviderTable
 from supervisor.errors import InvalidArgument, TabClosed
 from supervisor.otp import ActorContext, ActorSystem, Registry, Strategy, SupervisorSpec, child
@@ -58,36 +57,11 @@ class FakeTab(FakePage):
 
     tab_id: int = 0
     t: ProviderTable = chatgpt.TABLE
-    broken: str | None = None
     crashed: bool = False
     context_id: int | None = 1
     temporary: bool = False  # the page's temporary-chat toggle is on
     stops: int = 0  # Stop clicked by a cancelled ask
     opened_at: str | None = None  # the URL the tab was just created at (tab.TabSession.opened_at)
-
-    async def current(self) -> Any:
-        if self.broken:
-            raise TabGone(self.broken)
-        return await super().current()
-
-    async def wait_for(self, pred: Any, timeout_s: float, what: str, on_state: Any = None) -> Any:
-        """FakePage's wait, broken by a crash (as the tab session's is by Inspector.targetCrashed)."""
-        deadline = trio.current_time() + timeout_s
-        while True:
-            if self.broken:
-                raise TabGone(self.broken)
-            changed = self.changed
-            state = self.state
-            if on_state is not None:
-                await on_state(state)
-                if self.state is not state:
-                    continue
-            if pred(state):
-                return state
-            if trio.current_time() >= deadline:
-                raise PageTimeout(what, state)
-            with trio.move_on_after(min(1.0, deadline - trio.current_time())):
-                await changed.wait()
 
     def crash(self) -> None:
         self.broken, self.crashed = "the page crashed", True

@@ -450,11 +450,13 @@ class Asker:
         if run.page is not None and not run.page.broken:
             if run.renew:
                 run.renew = False
-                run.page = await self.pool.renew(run.page)
+                run.page = await self.pool.renew(run.page, run.msg.ask_id or str(run.env.id))
             return run.page
         await self._drop(run)
         run.renew = False
         run.page = await self.pool.lease(run.msg.ask_id or str(run.env.id), session, url)
+        if run.page.broken:  # broke between the lease and now (a close event on its way): treated as gone
+            raise TabGone(run.page.broken)
         return run.page
 
     async def _drop(self, run: AskRun, *, failed: str | None = None) -> None:

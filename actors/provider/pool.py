@@ -91,11 +91,10 @@ class TabPool:
             rank = 3
         return rank, -slot.used_at
 
-    async def renew(self, page: TabSession) -> TabSession:
-        """A fresh debugger connection to the same tab (a stuck page's retry: new world, new watcher); a tab that no
-        longer attaches is replaced."""
+    async def renew(self, page: TabSession, holder: str) -> TabSession:
+        """A fresh debugger connection to the same tab for the ask `holder` that leases it (a stuck page's retry: new
+        world, new watcher). A tab that no longer attaches is given up (the ask then leases another)."""
         slot = self._slot(page)
-        holder = slot.holder if slot is not None else ""
         await page.close()
         try:
             fresh = await self.opener.attach(page.tab_id, self.nursery)
@@ -105,7 +104,7 @@ class TabPool:
                 self.opener.claimed.discard(page.tab_id)
             raise
         if slot is not None:
-            slot.page = fresh
+            slot.page, slot.holder = fresh, holder
         else:
             self.slots.append(Slot(fresh, holder))
         return fresh

@@ -587,29 +587,26 @@ class Tabs:
         open). Best effort: the tab may be gone already."""
         self.avoid(tab_id, why)
         if tab_id in self.memory.our_tabs:
-            del self.memory.our_tabs[tab_id]
-            with trio.move_on_after(self.to.new_tab_s):
-                try:
-                    await self.extension.close(tab_id, timeout_s=self.to.new_tab_s)
-                except BridgeError as exc:
-                    self.log.info("closing %s tab %d: %s", self.t.title, tab_id, exc)
+            await self._close(tab_id, close=True)
 
     async def retire(self, tab_id: int) -> None:
         """A pooled tab that was idle too long: closed when ai-bridge opened it (a tab of the user's stays open, only
         our debugger leaves it). Best effort."""
-        if tab_id not in self.memory.our_tabs:
-            with trio.move_on_after(self.to.new_tab_s):
-                try:
-                    await self.extension.detach(tab_id, timeout_s=self.to.new_tab_s)
-                except BridgeError as exc:
-                    self.log.info("detaching from %s tab %d: %s", self.t.title, tab_id, exc)
-            return
-        del self.memory.our_tabs[tab_id]
+        await self._close(tab_id, close=tab_id in self.memory.our_tabs)
+
+    async def _close(self, tab_id: int, *, close: bool) -> None:
+        """Close one of our tabs (it is no longer ours), or detach from a tab of the user's; best effort, bounded."""
+        if close:
+            self.memory.our_tabs.pop(tab_id, None)
         with trio.move_on_after(self.to.new_tab_s):
             try:
-                await self.extension.close(tab_id, timeout_s=self.to.new_tab_s)
+                if close:
+                    await self.extension.close(tab_id, timeout_s=self.to.new_tab_s)
+                else:
+                    await self.extension.detach(tab_id, timeout_s=self.to.new_tab_s)
             except BridgeError as exc:
-                self.log.info("closing %s tab %d: %s", self.t.title, tab_id, exc)
+                self.log.info("%s %s tab %d: %s", "closing" if close else "detaching from", self.t.title, tab_id,
+                              exc)
 
     async def for_inspection(self, session: SessionEntry | None, nursery: trio.Nursery) -> TabSession:
         """The tab inspection tools look at: never a new one."""

@@ -17,7 +17,6 @@ Figures (printed, never asserted):
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -27,34 +26,15 @@ from typing import Any
 
 import trio
 
+from tests.benchmarks.procs import process_tree
 from tests.e2e import Bridge, open_bridge
 from tests.fakesites.fixture import FakeSites, start_fakesites
-
-
-def tree_of(pid: int) -> list[int]:
-    """The process and its descendants (Chromium's renderers, GPU and utility processes)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(ppid, []).append(int(entry))
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo += children.get(p, [])
-    return out
 
 
 def memory_kb(pid: int) -> tuple[int, int, int]:
     """(RSS, PSS, processes) of the process tree, in kB."""
     rss = pss = n = 0
-    for p in tree_of(pid):
+    for p in process_tree(pid):
         try:
             for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Rss:"):
