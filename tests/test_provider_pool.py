@@ -15,6 +15,7 @@ import contextlib
 import itertools
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -36,13 +37,17 @@ from actors.protocol.session_store import (
     SessionEntry,
     SessionStoreRequest,
 )
-from actors.provider import chatgpt
+from actors.provider import chatgpt, gemini
+from actors.provider.asking import Asker
 from actors.provider.schedule import Lane, Schedule
+from actors.provider.tab import AskMemo
 from actors.provider.table import ProviderTable
-from supervisor.errors import InvalidArgument, TabClosed
+from supervisor import config as cfgmod
+from supervisor.app.providers import SHIPPED, chat_bases
+from supervisor.errors import ConfigError, InvalidArgument, TabClosed
 from supervisor.otp import ActorContext, ActorSystem, Registry, Strategy, SupervisorSpec, child
 
-from .provider_fakes import FakePage, answers_in, ps
+from .provider_fakes import LOG, FakePage, answers_in, ps
 
 HOME = "https://chatgpt.com/"
 CONVERSATION = re.compile(chatgpt.TABLE.conversation_re)
@@ -500,3 +505,56 @@ def test_any_order_of_joins_and_leaves_keeps_the_rules(cap: int, ops: list[tuple
     for x, y in itertools.combinations(granted, 2):
         if x.seq > y.seq and s.blocks(y, x) and y in granted:
             assert granted.index(y) < granted.index(x)
+
+
+@attrs.define
+class NoCtx:
+    """Enough of an actor context for `Asker.plan`, which talks to no one."""
+
+    def ref(self, address: object) -> None:
+        return None
+
+
+TEXT = st.text(st.characters(codec="utf-8"), max_size=80)
+URLS = st.one_of(TEXT, st.builds(lambda a, b: f"https://{a}/{b}", TEXT, TEXT),
+                 st.sampled_from(["https://chatgpt.com/c/ab-12", "https://chatgpt.com/g/g-p-1-x/project",
+                                  "https://chatgpt.com/g/g-p-1-x/c/12", "https://gemini.google.com/gem/x/0a",
+                                  "https://gemini.google.com/gem/x", "https://gemini.google.com/app/0a"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(conversation=URLS, base=URLS, new_chat=st.booleans(), temporary=st.booleans(),
+       table=st.sampled_from([chatgpt.TABLE, gemini.TABLE]))
+def test_any_target_is_planned_or_refused_never_a_crash(conversation: str, base: str, new_chat: bool,
+                                                        temporary: bool, table: ProviderTable) -> None:
+    """Whatever a caller puts in `conversation_url` / `chat_base_url`: a plan on this site's own URL, else
+    `invalid_argument` before anything runs; a plan never keeps a temporary or named conversation."""
+    name = ProviderName(table.name)
+    asker = Asker(NoCtx(), table, table.timeouts, provider.ProviderMemory(), None, 3, None, LOG)  # type: ignore[arg-type]
+    msg = Ask("Q?", "p", new_chat=new_chat, temporary=temporary,
+              targets=((name, Target(conversation_url=conversation, chat_base_url=base)),))
+    try:
+        plan = asker.plan(msg, AskMemo())
+    except InvalidArgument:
+        return
+    if plan.named_url is not None:
+        assert re.match(table.conversation_re, plan.named_url) and not plan.keeps and plan.named_url == conversation
+    if plan.new_chat_url is not None and not temporary:
+        assert re.match(table.chat_base_re, plan.new_chat_url)
+    if temporary:
+        assert not plan.keeps and plan.new_chat
+
+
+def test_pool_settings_are_checked_at_start() -> None:
+    for bad in ({"tabs_per_site": 0}, {"tabs_per_site": 17}, {"tabs_per_site": "x"}, {"tab_idle_s": -1},
+                {"chat_base_urls": ["http://chatgpt.com/g/g-p-1/project"]}):
+        with pytest.raises(ConfigError, match=next(iter(bad)).replace("_", "-").removesuffix("s")):
+            cfgmod.load(bad, env={}, config_file=Path("/nonexistent"))
+    config = cfgmod.load({"chat_base_urls": ["https://chatgpt.com/g/g-p-1-x/project", "https://gemini.google.com/gem/y"]},
+                         env={}, config_file=Path("/nonexistent"))
+    assert chat_bases(config, SHIPPED) == {"chatgpt": "https://chatgpt.com/g/g-p-1-x/project",
+                                           "gemini": "https://gemini.google.com/gem/y"}
+    for urls, said in ((["https://example.com/project"], "is not a ChatGPT Project"),
+                       (["https://gemini.google.com/gem/a", "https://gemini.google.com/gem/b"], "two URLs for Gemini")):
+        with pytest.raises(ConfigError, match=said):
+            chat_bases(cfgmod.load({"chat_base_urls": urls}, env={}, config_file=Path("/nonexistent")), SHIPPED)
