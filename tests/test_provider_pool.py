@@ -291,6 +291,31 @@ async def test_one_conversation_keeps_its_order_while_other_projects_run_beside_
     assert q_start < len(b.site.sent) - 1  # q did not wait for p's three
 
 
+async def test_asks_naming_one_conversation_take_turns_and_another_runs_beside_them(
+        autojump_clock: trio.testing.MockClock) -> None:
+    """Two projects continue one conversation by its URL, a third continues another: the first two never run at once
+    (two tabs typing into one conversation), the third does not wait for them."""
+    async with bench(answer_ms=1000) as b:
+        one, two = "https://chatgpt.com/c/aaa1", "https://chatgpt.com/c/bbb2"
+        ended: dict[str, float] = {}
+
+        async def go(q: str, url: str) -> None:
+            answered(await b.ask(q, project=q, targets=((ProviderName.CHATGPT, Target(conversation_url=url)),)), q)
+            ended[q] = trio.current_time()
+
+        async with trio.open_nursery() as n:
+            n.start_soon(go, "u first 34?", one)
+            await trio.sleep(0.01)
+            n.start_soon(go, "u second 35?", one)
+            n.start_soon(go, "v other 36?", two)
+        arrived = {q: i for i, (_, _, q) in enumerate(b.site.sent)}
+    assert arrived["u second 35?"] > arrived["u first 34?"]
+    assert b.site.sent[arrived["u first 34?"]][1] == b.site.sent[arrived["u second 35?"]][1] == one
+    assert ended["v other 36?"] < ended["u second 35?"]  # beside them, not behind
+    second_sent = next(i for i, (_, _, q) in enumerate(b.site.sent) if q == "u second 35?")
+    assert second_sent == len(b.site.sent) - 1  # u's second went last: after u's first was answered
+
+
 async def test_a_follow_up_waits_for_the_new_chat_its_project_is_starting(
         autojump_clock: trio.testing.MockClock) -> None:
     """A project with no conversation yet, asked twice at once: the first starts its conversation, the second
