@@ -424,7 +424,7 @@ def _reattach(book: JobBook, rec: JobRecord) -> tuple[Job, dict[ProviderName, As
         job.phase[p] = JobPhase.QUEUED
         asks[p] = Reattach(REATTACHED_QUESTION, job.project, False, max(remaining, REATTACH_MIN_S),
                            f"{job.job_id}-{p.value}", url=url, digest=job.digest,
-                           partial=job.partial.get(p, ""), save_to=job.save_to)
+                           partial=job.partial.get(p, ""), client="reattach", save_to=job.save_to)
     log.info("job %s: reattaching %s", job.job_id, ", ".join(p.value for p in asks) or "nothing")
     return job, asks
 

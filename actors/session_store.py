@@ -8,6 +8,7 @@
 - ``history.jsonl`` lines are appended whole with one ``write`` under the same lock. A torn tail left by a crash
   of some earlier writer is cut back to the last newline first, and an entry id already in the tail is not
   written again, so re-delivery after a crash never doubles a line. Lines that do not parse are skipped on read.
+  The line is written before the reply (a reader sees it at once) and fsynced right after it, off the ask's path.
 - Files are 0600 and never opened through a symlink (`supervisor.files`).
 - A state dir we cannot write means no sessions and no history: one warning, and asks still work.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import fcntl
+import functools
 import json
 import logging
 import os
@@ -153,7 +155,7 @@ class StateFiles:
 
     # -- history.jsonl ------------------------------------------------------------------------------------------------
 
-    def append(self, entry_id: str, record: HistoryRecord) -> bool:
+    def append(self, entry_id: str, record: HistoryRecord, *, sync: bool = True) -> bool:
         line = json.dumps({**record.as_json(), "id": entry_id}, ensure_ascii=False, separators=(",", ":")) + "\n"
         data = line.encode("utf-8")
         with self.locked():
@@ -180,10 +182,22 @@ class StateFiles:
                 if written != len(data):
                     os.ftruncate(fd, os.fstat(fd).st_size - written)
                     raise StateFileError(f"short write to {self.history_path} (disk full?)")
-                os.fsync(fd)
+                if sync:
+                    os.fsync(fd)
                 return True
             finally:
                 os.close(fd)
+
+    def sync_history(self) -> None:
+        """fsync history.jsonl (what `append(sync=False)` wrote is readable at once; this makes it durable)."""
+        try:
+            fd = open_private(self.history_path, os.O_RDONLY)
+        except FileNotFoundError:
+            return
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def read_history(self, limit: int) -> tuple[HistoryRecord, ...]:
         fd = None
@@ -287,6 +301,8 @@ async def run(
         store.disable(f"{exc} (pass --state-dir or set AI_BRIDGE_STATE_DIR to a writable folder)")
     task_status.started()
 
+    unsynced = [False]  # history written and not yet fsynced
+
     async def handle(msg: SessionStoreRequest) -> Reply[object]:
         files = store.files
         try:
@@ -310,7 +326,11 @@ async def run(
                     if files is None:
                         return msg.reply(False)
                     record = redact(msg.record) if private_text else msg.record
-                    return msg.reply(await trio.to_thread.run_sync(files.append, msg.entry_id, record))
+                    # Written (so a reader sees it) before the reply; made durable right after it (below): an ask's
+                    # answer does not wait on the disk (an fsync can take 10 ms on a busy one).
+                    unsynced[0] = True
+                    return msg.reply(await trio.to_thread.run_sync(
+                        functools.partial(files.append, msg.entry_id, record, sync=False)))
                 case ReadHistory():
                     if files is None:
                         return msg.reply(())
@@ -327,3 +347,9 @@ async def run(
 
     async for env in ctx.messages():
         await ctx.answer(env, handle)
+        if unsynced[0] and store.files is not None:
+            unsynced[0] = False
+            try:
+                await trio.to_thread.run_sync(store.files.sync_history)
+            except OSError as exc:
+                log.warning("could not fsync the history: %s", exc)

@@ -80,6 +80,12 @@ class Config:
     # tools/list costs the agent's context in every session, so the 32 browser tools are not listed unasked.
     tools: tuple[str, ...] | None = None
     confirm_costly: bool = False  # a Pro / Deep Think / Deep Research ask asks the user first (MCP elicitation)
+    # Issue 38: asks that can run side by side do, each in its own tab, up to this many tabs per site; an idle pooled
+    # tab is closed after `tab_idle_s` (the kept conversation's stays).
+    tabs_per_site: int = 3
+    tab_idle_s: float = 300.0
+    # Where new chats start, per site: a ChatGPT Project or a Gemini Gem URL (each matched to its site at start-up).
+    chat_base_urls: tuple[str, ...] = ()
 
     @property
     def tool_sets(self) -> frozenset[str]:
@@ -270,14 +276,36 @@ def _tool_sets(v: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(a.lower() for a in items))
 
 
-def _domains(v: Any) -> tuple[str, ...]:
+def _items(v: Any, what: str) -> list[str]:
+    """A list from the file or the flags, or a comma- or whitespace-separated string (an env var)."""
     if isinstance(v, str):
-        items = [a for a in re.split(r"[\s,]+", v) if a]  # env var: comma- or whitespace-separated
-    elif isinstance(v, list | tuple) and all(isinstance(a, str) for a in v):
-        items = list(v)
-    else:
-        raise ValueError(f"expected a list of host patterns, got {v!r}")
-    return tuple(dict.fromkeys(host_pattern(a) for a in items))
+        return [a for a in re.split(r"[\s,]+", v) if a]
+    if isinstance(v, list | tuple) and all(isinstance(a, str) for a in v):
+        return list(v)
+    raise ValueError(f"expected a list of {what}, got {v!r}")
+
+
+def _domains(v: Any) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(host_pattern(a) for a in _items(v, "host patterns")))
+
+
+MAX_TABS_PER_SITE = 16
+
+
+def _tabs(v: Any) -> int:
+    n = _count(v)
+    if not 1 <= n <= MAX_TABS_PER_SITE:
+        raise ValueError(f"expected a whole number from 1 to {MAX_TABS_PER_SITE}, got {v!r}")
+    return n
+
+
+def _urls(v: Any) -> tuple[str, ...]:
+    """https URLs (a Project's or Gem's page); which site each belongs to is checked when the tables are known."""
+    items = _items(v, "URLs")
+    for url in items:
+        if len(url) > 2000 or not re.fullmatch(r"https://[^\s/]+/\S*", url):
+            raise ValueError(f"expected an https URL, got {url[:100]!r}")
+    return tuple(dict.fromkeys(items))
 
 
 _FIELDS: dict[str, Any] = {
@@ -312,10 +340,14 @@ _FIELDS: dict[str, Any] = {
     "jobs_keep_days": _positive,
     "tools": _tool_sets,
     "confirm_costly": _bool,
+    "tabs_per_site": _tabs,
+    "tab_idle_s": _positive,
+    "chat_base_urls": _urls,
 }
 
 # repeatable flags are singular; the providers file's flag is --providers
-_FLAGS = {"browser_args": "browser-arg", "load_extensions": "load-extension", "providers_file": "providers"}
+_FLAGS = {"browser_args": "browser-arg", "load_extensions": "load-extension", "providers_file": "providers",
+          "chat_base_urls": "chat-base-url"}
 _ENV_ALIASES = {"browser_path": ("AI_BRIDGE_BROWSER_PATH", "AI_BRIDGE_BROWSER_BIN")}
 
 
@@ -408,7 +440,7 @@ def load(cli: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None 
     for name, raw in (cli or {}).items():
         if raw is None or name not in _FIELDS:
             continue
-        if name in ("browser_args", "allowed_domains", "load_extensions", "tools") and not raw:
+        if name in ("browser_args", "allowed_domains", "load_extensions", "tools", "chat_base_urls") and not raw:
             continue
         values[name] = _parse(name, raw, "option --" + _FLAGS.get(name, name.replace("_", "-")))
     return Config(**values)

@@ -299,6 +299,13 @@ class Interrupted(ProviderError):
         return ErrorInfo(self.code, self.message, self.hint, self.partial, self.url)
 
 
+class ConversationUnavailable(ProviderError):
+    """The conversation an ask named (`conversation_url`) does not load on its site: deleted, or another account's.
+    Nothing was sent."""
+
+    code = "conversation_unavailable"
+
+
 class InvalidArgument(BridgeError):
     code = "invalid_argument"
 

@@ -63,6 +63,7 @@ EXT_POLICY_E2E = "tests/test_e2e_browser_tools.py::test_policy_is_checked_by_the
 PAIRING_E2E = "tests/test_e2e_pairing.py::test_another_users_server_is_shown_never_obeyed"
 WSURL_UNIT = "tests/test_pairing.py::test_the_extension_sends_its_hello_only_to_a_loopback_socket"
 FLOW = "tests/test_provider_flow.py"
+POOL = "tests/test_provider_pool.py"
 
 MUTATIONS: tuple[Mutation, ...] = (
     # --- docs/security.md, "Checks": every listener, discovery, the relay --------------------------------------------
@@ -238,7 +239,7 @@ MUTATIONS: tuple[Mutation, ...] = (
       "tests/test_extension_idle.py::test_popup_wakes_a_stopped_worker_at_once"),
     # --- what the logs and errors promise (docs/install.md, docs/troubleshooting.md) ------------------------------
     m("log-holds-the-answer", "ai-bridge.log never holds questions or answers (docs/install.md)",
-      "actors/provider/actor.py",
+      "actors/provider/asking.py",
       "        return result_of(self.name, out, _timings(t0, flow.marks), budget.attempt - 1, tuple(warnings), "
       "memo.chosen,\n",
       '        self.log.info("%s answered %r", self.t.title, out.answer)\n'
@@ -246,7 +247,7 @@ MUTATIONS: tuple[Mutation, ...] = (
       "memo.chosen,\n",
       "tests/test_e2e_providers.py::test_chatgpt_new_chat_then_existing_chat"),
     m("log-holds-the-question", "ai-bridge.log never holds questions or answers (docs/install.md)",
-      "actors/provider/actor.py",
+      "actors/provider/asking.py",
       "        flow.mark(\"total\")\n",
       '        flow.mark("total")\n        self.log.info("%s was asked %r", self.t.title, msg.question[:60])\n',
       "tests/test_e2e_providers.py::test_chatgpt_new_chat_then_existing_chat"),
@@ -277,6 +278,19 @@ MUTATIONS: tuple[Mutation, ...] = (
     m("reattach-any-question", "a reattached job whose question is not the last one is interrupted",
       "actors/provider/flow.py", "else digest_shown(self.reattach, st.last_user))", "else True)",
       f"{FLOW}::test_a_reattached_job_reads_only_its_own_question"),
+    # --- issue 38: asks side by side never meet in one conversation; a cancelled waiter sends nothing ---------------
+    m("two-asks-one-conversation", "asks into one conversation run one after another, never in two tabs at once",
+      "actors/provider/schedule.py", "        return a is not None and a == b\n", "        return False\n",
+      f"{POOL}::test_asks_naming_one_conversation_take_turns_and_another_runs_beside_them"),
+    m("follow-up-beside-its-new-chat", "a project's follow-up waits for the new chat its project is starting",
+      "actors/provider/schedule.py",
+      "        if then.lane.reads is not None and then.lane.reads in (first.lane.writes, first.lane.reads):",
+      "        if False:",
+      f"{POOL}::test_a_follow_up_waits_for_the_new_chat_its_project_is_starting"),
+    m("cancelled-waiter-runs", "an ask cancelled while it waits for a tab leaves the line; nothing is sent",
+      "actors/provider/asking.py", "            if not ticket.granted.is_set():\n",
+      "            if not ticket.granted.is_set() and False:\n",
+      f"{POOL}::test_beyond_the_cap_clients_take_turns_and_a_cancelled_waiter_touches_no_tab"),
 )
 
 

@@ -15,7 +15,7 @@ import trio
 from actors.protocol.provider import AskPhase
 from actors.provider.flow import AskBudget, AskFlow
 from actors.provider.page import Box, Extracted, Notice, NoticeKind, PageState, Predicate
-from actors.provider.tab import AskMemo, PageTimeout
+from actors.provider.tab import AskMemo, PageTimeout, TabGone
 from actors.provider.table import Newline, ProviderTable, TypePhase
 
 LOG = logging.getLogger("tests.provider_fakes")
@@ -75,6 +75,7 @@ class FakePage:
     wider: str | None = None  # what the whole turn reads (extract_by), where it differs from `answer`
     expected: str = ""  # the question the flow told the watcher (expect)
     error_name: str = ""  # what Chrome's error page names (load_error), when the page shows one
+    broken: str | None = None  # the tab's connection broke (a crash, a close): every wait on it ends in TabGone
     submitted: list[str] = attrs.field(factory=list)
     actions: list[str] = attrs.field(factory=list)
     changed: trio.Event = attrs.field(factory=trio.Event)
@@ -113,12 +114,16 @@ class FakePage:
 
     async def current(self) -> PageState:
         await trio.lowlevel.checkpoint()
+        if self.broken:
+            raise TabGone(self.broken)
         return self.state
 
     async def wait_for(self, pred: Predicate, timeout_s: float, what: str,
                        on_state: Callable[[PageState], Awaitable[None]] | None = None) -> PageState:
         deadline = trio.current_time() + timeout_s
         while True:
+            if self.broken:
+                raise TabGone(self.broken)
             changed = self.changed
             st = self.state
             if on_state is not None:

@@ -45,6 +45,12 @@ NOT_RUN = [
      "installs system packages and a venv; its last step, `ai-bridge doctor`, runs as install.md's example"),
     ("README.md", ".venv/bin/ai-bridge demo", "tests/test_demo.py runs it as written, from a fresh home, and checks "
      "what it prints and that it leaves nothing behind"),
+    ("cli.md", "ai-bridge ask --provider chatgpt --conversation-url", "names a conversation of the reader's own "
+     "account (the fake has none at that URL); tests/test_e2e_pool.py continues one it made"),
+    ("cli.md", "ai-bridge ask --provider gemini --temporary", "tests/test_e2e_pool.py asks in both sites' temporary "
+     "chats, with the same arguments, in its shared server (no suite time for a second browser)"),
+    ("cli.md", "ai-bridge ask --provider chatgpt --new-chat --chat-base-url", "tests/test_e2e_pool.py asks in this "
+     "Project, with the same arguments, in its shared server"),
     ("cli.md", "ai-bridge check --scenarios my-scenarios.json", "README.md's `ai-bridge check --scenarios mine.json` "
      "with another file name: ten scenarios again would teach nothing new"),
 ]

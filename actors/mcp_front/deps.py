@@ -31,6 +31,14 @@ class ToolCall:
     async def project(self, explicit: str | None = None) -> str:
         return await self.project_of(self.sdk_context, explicit)
 
+    def client(self) -> str:
+        """Who asks, for the turns waiting asks take (issue 38): the MCP client as it names itself (2025-era
+        `initialize`, or a 2026-07-28 request's own client info)."""
+        params = getattr(getattr(self.sdk_context, "session", None), "client_params", None)
+        info = getattr(params, "client_info", None)
+        name, version = getattr(info, "name", None), getattr(info, "version", None)
+        return f"mcp:{name}/{version}"[:200] if isinstance(name, str) and name else "mcp"
+
     async def progress(self, message: str) -> bool:
         """Send a progress notification (a no-op when the client asked for none). False once the client is gone."""
         self.step += 1

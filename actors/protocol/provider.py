@@ -36,6 +36,7 @@ class AskProgress(Progress):
     chars: int = 0
     text: str = ""  # the partial answer so far (answering)
     url: str = ""  # the conversation the question went to, once known (a background job keeps it to reattach)
+    place: int = 0  # queued: its place in line (1 = next), among the asks waiting for this site's tabs
 
 
 @attrs.frozen
@@ -108,6 +109,19 @@ class SavedFile:
 
 
 @attrs.frozen
+class Target:
+    """Where an ask goes on one site, when not this project's kept conversation (issue 38): `conversation_url`
+    continues that conversation (it must be the site's own; the project's kept conversation is left as it is);
+    `chat_base_url` starts the new chat inside a ChatGPT Project or a Gemini Gem (and the project keeps it)."""
+
+    conversation_url: str = ""
+    chat_base_url: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.conversation_url or self.chat_base_url)
+
+
+@attrs.frozen
 class AskResult:
     provider: ProviderName
     answer: str
@@ -144,9 +158,19 @@ class Ask(Request[AskResult]):
     # Where the answer's images and files are saved (an existing folder the front or the CLI chose and checked);
     # "" keeps them on the page.
     save_to: str = ""
+    # Where it goes, per provider (issue 38); a provider absent here asks in the project's kept conversation (or a new
+    # chat with `new_chat`).
+    targets: tuple[tuple[ProviderName, Target], ...] = ()
+    temporary: bool = False  # the site's temporary chat: a new chat the site does not keep, and neither does ai-bridge
+    # Who asked (the MCP session, the terminal, a reattached job): when the site's tabs are all busy, waiting asks
+    # take turns by requester, so one client's burst never starves another's ask.
+    client: str = ""
 
     def choice_for(self, provider: ProviderName) -> Choice:
         return next((c for p, c in self.choices if p is provider), Choice())
+
+    def target_for(self, provider: ProviderName) -> Target:
+        return next((t for p, t in self.targets if p is provider), Target())
 
     @property
     def call_timeout_s(self) -> float:
@@ -290,27 +314,55 @@ class SiteTab:
 
 
 @attrs.frozen
+class PoolTab:
+    """One tab of a provider's pool (issue 38): the ask leasing it, or how long it has been idle."""
+
+    tab_id: int
+    url: str | None
+    leased_by: str  # the ask id ("" when idle)
+    idle_s: float  # 0 while leased
+    kept: bool  # the tab of the conversation kept last: never closed for being idle
+    broken: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return {"tabId": self.tab_id, "url": self.url, "leasedBy": self.leased_by or None,
+                "idleS": self.idle_s, "kept": self.kept, "broken": self.broken}
+
+
+@attrs.frozen
 class ProviderReport:
     provider: ProviderName
-    tab_id: int | None
+    tab_id: int | None  # the pool's most recently used tab
     url: str | None
     context_id: int | None
     broken: str | None
-    busy: BusyAsk | None
-    queued: int
+    busy: BusyAsk | None  # the longest-running ask
+    queued: int  # asks waiting for a tab (or for an earlier ask in their conversation)
     browser_tabs: tuple[SiteTab, ...] | str  # the site's tabs in the browser, or why they could not be listed
     site_changed: str = ""  # the last ask's site_changed warning (issue 37): what of the table missed, and when
+    asks: tuple[BusyAsk, ...] = ()  # every running ask, each in its own tab
+    pool: tuple[PoolTab, ...] = ()
+    tabs_per_site: int = 1
 
     def as_json(self) -> dict[str, object]:
-        busy = None if self.busy is None else {
-            "askId": self.busy.ask_id, "question": self.busy.question, "attempt": self.busy.attempt,
-            "phase": self.busy.phase.value, "chars": self.busy.chars, "ageS": self.busy.age_s}
+        def ask(b: BusyAsk) -> dict[str, object]:
+            return {"askId": b.ask_id, "question": b.question, "attempt": b.attempt, "phase": b.phase.value,
+                    "chars": b.chars, "ageS": b.age_s}
+
         tabs: object = self.browser_tabs if isinstance(self.browser_tabs, str) else [
             {"tabId": t.tab_id, "url": t.url, "attachedByMe": t.attached_by_me, "active": t.active}
             for t in self.browser_tabs]
         return {"provider": self.provider.value, "tabId": self.tab_id, "url": self.url,
-                "contextId": self.context_id, "broken": self.broken, "busy": busy, "queued": self.queued,
-                "browserTabs": tabs, **({"siteChanged": self.site_changed} if self.site_changed else {})}
+                "contextId": self.context_id, "broken": self.broken,
+                "busy": None if self.busy is None else ask(self.busy), "queued": self.queued,
+                "pool": self.pool_json(), "browserTabs": tabs,
+                **({"siteChanged": self.site_changed} if self.site_changed else {})}
+
+    def pool_json(self) -> dict[str, object]:
+        """The pool as bridge_status shows it: its tabs, their leases, the running asks and the queue's length."""
+        return {"tabsPerSite": self.tabs_per_site, "tabs": [t.as_json() for t in self.pool],
+                "leases": sum(1 for t in self.pool if t.leased_by), "running": len(self.asks),
+                "queued": self.queued}
 
 
 @attrs.frozen

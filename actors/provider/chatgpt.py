@@ -37,7 +37,9 @@ TABLE = ProviderTable(
     title="ChatGPT",
     home_url="https://chatgpt.com/",
     url_patterns=("https://chatgpt.com/*", "https://chat.openai.com/*"),
-    conversation_re=r"^https://(chatgpt\.com|chat\.openai\.com)/c/[0-9a-f-]+",
+    # A conversation at the top level, or inside a Project (`/g/g-p-<id>-<slug>/c/<id>`; peers also see
+    # `/g/<slug>/project/c/<id>`).
+    conversation_re=r"^https://(chatgpt\.com|chat\.openai\.com)/(g/[A-Za-z0-9_-]+/(project/)?)?c/[0-9a-f-]+",
     shadow_dom=False,
     selectors={
         # Today's composer is the ProseMirror div first; the seed's textareas (the older composer) after it, so the
@@ -140,4 +142,11 @@ TABLE = ProviderTable(
     # The whole turn before its paragraphs: a turn whose content class was renamed keeps its code blocks and tables
     # read by the turn (issue 37); the paragraphs are plain text.
     anchors=(Anchor.CONTENT, Anchor.TURN, Anchor.PARAGRAPHS, Anchor.BODY),
+    # A Project's page, where its new chats start (oracle and agbrowse drive `https://chatgpt.com/g/g-p-<id>-<slug>/
+    # project`).
+    chat_base_re=r"^https://chatgpt\.com/g/g-p-[A-Za-z0-9_-]+/project/?(\?[^#]*)?$",
+    # A temporary chat opens at this URL (oracle's `--chatgpt-url`, agbrowse's archive rule). What the page shows
+    # while it is on is a guess (no capture of the 2026 page shows it): the composer's "Temporary Chat" heading.
+    temporary_url="https://chatgpt.com/?temporary-chat=true",
+    temporary_on=('[data-testid="temporary-chat-label"]', 'h1[aria-label*="Temporary" i]'),
 )

@@ -27,6 +27,7 @@ from supervisor.errors import (
     AnswerIncomplete,
     AnswerNotFound,
     BridgeError,
+    ConversationUnavailable,
     InputRejected,
     Interrupted,
     LoginRequired,
@@ -214,13 +215,20 @@ class AskFlow:
                  session_url: str | None, budget: AskBudget, memo: AskMemo, progress: Progress,
                  log: logging.Logger, dump: Callable[[str], Awaitable[str]], spawn: Spawn,
                  reattach: str | None = None, before_typing: Callable[[], Awaitable[None]] | None = None,
-                 research: bool = False) -> None:
+                 research: bool = False, new_chat_url: str | None = None, named_url: bool = False,
+                 opened_here: bool = False) -> None:
         self.page = page
         self.t = table
         self.to = timeouts
         self.question = question
         self.new_chat = new_chat
         self.session_url = session_url
+        # Where a new chat starts (issue 38): the site's home, a ChatGPT Project or Gemini Gem, a temporary chat.
+        self.new_chat_url = new_chat_url or table.home_url
+        # The conversation was named by the caller (conversation_url): one the site no longer has is an error, never
+        # a new chat the caller did not ask for.
+        self.named_url = named_url
+        self.opened_here = opened_here  # the tab was just opened at the new chat's URL: no need to load it again
         self.budget = budget
         self.memo = memo
         self.progress = progress
@@ -314,6 +322,11 @@ class AskFlow:
         if self.page.fresh:
             gone = await self.guard(st)
             self.page.fresh = False
+            if gone and self.named_url:
+                raise ConversationUnavailable(
+                    f"the conversation {st.url} is not available on {self.t.title} (deleted, or not this account's); "
+                    "nothing was sent", hint="Check the URL (open it in the browser ai-bridge uses), or leave "
+                    "conversation_url out to ask in this project's conversation.")
             if gone:
                 # Deleted on the site (or never there): ask in a new chat of the same project, and say so. The
                 # new conversation's URL is kept when the answer comes.
@@ -323,7 +336,7 @@ class AskFlow:
                     "conversation_gone", f"The conversation {st.url} is no longer available on {self.t.title} "
                     "(deleted, or never there); the question went to a new chat, which this project now uses."))
                 self.session_url = None
-                await self.page.navigate(self.t.home_url)
+                await self.page.navigate(self.new_chat_url)
                 await self.input_box()
                 await self.settle()
         return await self.page.current()
@@ -350,7 +363,10 @@ class AskFlow:
         if retry and self.memo.sent and self.conversation(self.memo.url):
             return self.memo.url
         if self.new_chat:
-            return self.t.home_url
+            if not retry and self.opened_here and st.url == self.new_chat_url and not (st.user_count or
+                                                                                      st.assistant_count):
+                return None  # a tab just opened at the new chat: loading it again would only cost time
+            return self.new_chat_url
         if self.conversation(self.session_url) and (retry or self.session_url != st.url):
             return self.session_url
         if retry:

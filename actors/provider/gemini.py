@@ -43,7 +43,8 @@ TABLE = ProviderTable(
     title="Gemini",
     home_url="https://gemini.google.com/app",
     url_patterns=("https://gemini.google.com/*",),
-    conversation_re=r"^https://gemini\.google\.com/app/[0-9a-f]+",
+    # A conversation at /app/<16 hex>, or inside a Gem: /gem/<gem id>/<16 hex> (public exports of 2026 link these).
+    conversation_re=r"^https://gemini\.google\.com/(app|gem/[A-Za-z0-9_-]+)/[0-9a-f]+",
     shadow_dom=True,
     selectors={
         "input": ('[role="textbox"][contenteditable="true"]', '[role="textbox"]', 'div[contenteditable="true"]',
@@ -156,4 +157,13 @@ TABLE = ProviderTable(
     # oracle asks the HTTP API for "=s2048"). When that fails, the image as shown.
     image_full_size=(r"=[a-z]\d+(-[a-z]+)*$", "=s0"),
     limit_as_answer=True,  # Gemini gives its limit as a model response
+    # A Gem's page, where its chats start: /gem/<id> (ids such as "1RrpDHQocP7E…" or "coding-partner").
+    chat_base_re=r"^https://gemini\.google\.com/gem/[A-Za-z0-9_-]+/?(\?[^#]*)?$",
+    # Gemini's temporary chat is a button of a new chat's page (`temp-chat-button`, data-test-id "temp-chat-button",
+    # aria-label "Temporary chat"; userscripts of 2025-26 click it). That it carries "temp-chat-on" while on is from
+    # one of them; the Japanese label is a guess.
+    temporary_toggle=('button[data-test-id="temp-chat-button"]', 'temp-chat-button button',
+                      'button[aria-label="Temporary chat"]', 'button[aria-label="一時チャット"]'),
+    temporary_on=('button[data-test-id="temp-chat-button"].temp-chat-on', 'temp-chat-button button.temp-chat-on',
+                  '.temporary-chat-card'),
 )

@@ -45,6 +45,7 @@ MARKDOWN_SOURCE = f"({MARKDOWN})();"  # the same as a script, for tests that loa
 CALL = _script("call.js")
 DOM = _script("dom.js")
 FACTS = _script("page_facts.js")
+TEMPORARY = _script("temporary.js")
 # Chrome's own error page (chrome-error://chromewebdata/) names the failure in its text ("ERR_INTERNET_DISCONNECTED")
 # and in its data: the name, or "" when it shows none.
 LOAD_ERROR = """function loadError() {
@@ -110,7 +111,9 @@ class TabSession:
         self.state: PageState | None = None
         self.changed = trio.Event()
         self.broken: str | None = None
+        self.crashed = False  # the renderer crashed (Inspector.targetCrashed): the tab is replaced, never reused
         self.fresh = True  # a document not yet through the reconnect guard (see AskFlow.guard)
+        self.opened_at: str | None = None  # the URL ai-bridge just created this tab at, until an ask takes it
         self.reported_at = -1e9  # trio time of the last report or poll
         self._send, self.events = trio.open_memory_channel[TabEvent](1000)
         self._bad_reports = 0
@@ -120,7 +123,8 @@ class TabSession:
     # -- lifetime ----------------------------------------------------------------------------------------------------
 
     async def open(self, nursery: trio.Nursery) -> None:
-        await self.tab.subscribe(("Runtime.bindingCalled", "Page.fileChooserOpened"), self._send)
+        await self.tab.subscribe(("Runtime.bindingCalled", "Page.fileChooserOpened", "Inspector.targetCrashed"),
+                                 self._send)
         nursery.start_soon(self._pump)
         await self.install()
 
@@ -181,6 +185,11 @@ class TabSession:
             elif ev.kind is TabEventKind.CDP and ev.method == "Page.fileChooserOpened":
                 self.chooser = dict(ev.params)
                 self.chooser_seen.set()
+            elif ev.kind is TabEventKind.CDP and ev.method == "Inspector.targetCrashed":
+                self.broken = "the page crashed"  # its ask fails at once; the pool replaces the tab
+                self.crashed = True
+                self._wake()
+                return
             elif ev.kind in (TabEventKind.TAB_CLOSED, TabEventKind.DETACHED, TabEventKind.DISCONNECTED):
                 self.broken = {TabEventKind.TAB_CLOSED: "the tab was closed",
                                TabEventKind.DETACHED: "the debugger was detached",
@@ -428,6 +437,11 @@ class TabSession:
             return ""
         return f"net::{got}" if isinstance(got, str) and got else ""
 
+    async def temporary_chat(self, click: bool) -> bool:
+        """Is the site's temporary chat on (issue 38)? With `click`, its toggle is pressed once when it is off."""
+        got = await self.script(TEMPORARY, list(self.t.temporary_toggle), list(self.t.temporary_on), click)
+        return isinstance(got, dict) and got.get("on") is True
+
     async def facts(self, max_text: int) -> JSONObject:
         got = await self.script(FACTS, max_text)
         if not isinstance(got, dict):
@@ -456,6 +470,8 @@ class Tabs:
         self.use_open_tabs = use_open_tabs
         self.log = log
         self.binding = f"__aib_{secrets.token_hex(6)}"
+        # Tabs leased by this provider's pool (pool.py): never picked for another of its asks.
+        self.claimed: set[int] = set()
 
     def on_site(self, url: str) -> bool:
         return any(re.match("^" + re.escape(p).replace(r"\*", ".*") + "$", url) for p in self.t.url_patterns)
@@ -463,7 +479,7 @@ class Tabs:
     def ours(self, tab: TabInfo, session: SessionEntry | None) -> bool:
         """A tab ai-bridge opened in this process, or the session's own tab still at the session's conversation (a
         tab of an earlier run: the browser keeps tab ids, and no tab of the user's shows our conversation)."""
-        if not self.on_site(tab.url) or tab.tab_id in self.memory.bad_tabs:
+        if not self.on_site(tab.url) or tab.tab_id in self.memory.bad_tabs or tab.tab_id in self.claimed:
             return False
         if self.memory.our_tabs.get(tab.tab_id, -1) == tab.window_id:
             return True
@@ -483,7 +499,7 @@ class Tabs:
         mine = [t for t in tabs if self.ours(t, None)]
         if mine:
             return mine[0]
-        tabs = tuple(t for t in tabs if t.tab_id not in self.memory.bad_tabs)
+        tabs = tuple(t for t in tabs if t.tab_id not in self.memory.bad_tabs and t.tab_id not in self.claimed)
         if self.use_open_tabs and tabs:
             preferred = [t for t in tabs if session is not None and t.url == session.url]
             return (preferred or list(tabs))[0]
@@ -521,11 +537,17 @@ class Tabs:
         return session
 
     async def lease(self, session: SessionEntry | None, url: str, nursery: trio.Nursery) -> TabSession:
-        """Attach to a tab we may drive, else open one at `url`."""
+        """Attach to a tab we may drive, else open one at `url`. The tab is claimed (`claimed`) until the pool lets
+        it go."""
         picked = await self.pick(session)
+        if picked is not None and picked.tab_id in self.claimed:
+            picked = None  # another ask of this provider took it while the browser answered
         tab_id = picked.tab_id if picked is not None else await self.create(url)
+        self.claimed.add(tab_id)
         try:
-            return await self.attach(tab_id, nursery)
+            page = await self.attach(tab_id, nursery)
+            page.opened_at = url if picked is None else None
+            return page
         except CdpError as exc:
             if exc.ext_code == "tab_busy":
                 # Another server leased that tab between our tabs.query (or tabs.create) and our attach: two servers
@@ -540,7 +562,19 @@ class Tabs:
         except TabClosed as exc:
             self.log.info("%s tab %d went away while attaching (%s); opening a new one", self.t.title, tab_id, exc)
             await self.discard(tab_id, "gone while attaching")
-        return await self.attach(await self.create(url), nursery)
+        except BaseException:
+            self.claimed.discard(tab_id)
+            raise
+        self.claimed.discard(tab_id)
+        tab_id = await self.create(url)
+        self.claimed.add(tab_id)
+        try:
+            page = await self.attach(tab_id, nursery)
+        except BaseException:
+            self.claimed.discard(tab_id)
+            raise
+        page.opened_at = url
+        return page
 
     def avoid(self, tab_id: int, why: str) -> None:
         """Never pick this tab again (it stays open: a page showing an error the user may want to read)."""
@@ -553,12 +587,26 @@ class Tabs:
         open). Best effort: the tab may be gone already."""
         self.avoid(tab_id, why)
         if tab_id in self.memory.our_tabs:
-            del self.memory.our_tabs[tab_id]
-            with trio.move_on_after(self.to.new_tab_s):
-                try:
+            await self._close(tab_id, close=True)
+
+    async def retire(self, tab_id: int) -> None:
+        """A pooled tab that was idle too long: closed when ai-bridge opened it (a tab of the user's stays open, only
+        our debugger leaves it). Best effort."""
+        await self._close(tab_id, close=tab_id in self.memory.our_tabs)
+
+    async def _close(self, tab_id: int, *, close: bool) -> None:
+        """Close one of our tabs (it is no longer ours), or detach from a tab of the user's; best effort, bounded."""
+        if close:
+            self.memory.our_tabs.pop(tab_id, None)
+        with trio.move_on_after(self.to.new_tab_s):
+            try:
+                if close:
                     await self.extension.close(tab_id, timeout_s=self.to.new_tab_s)
-                except BridgeError as exc:
-                    self.log.info("closing %s tab %d: %s", self.t.title, tab_id, exc)
+                else:
+                    await self.extension.detach(tab_id, timeout_s=self.to.new_tab_s)
+            except BridgeError as exc:
+                self.log.info("%s %s tab %d: %s", "closing" if close else "detaching from", self.t.title, tab_id,
+                              exc)
 
     async def for_inspection(self, session: SessionEntry | None, nursery: trio.Nursery) -> TabSession:
         """The tab inspection tools look at: never a new one."""

@@ -144,6 +144,18 @@ class ProviderTable:
     image_full_size: tuple[str, str] | None = None
     # The entries the user's providers.toml prepends to ("chatgpt.selectors.send"); set by `overrides.apply`.
     overridden: tuple[str, ...] = ()
+    # Conversations the user chooses (issue 38). `chat_base_re`: a page inside the site where new chats start and
+    # stay together (a ChatGPT Project, a Gemini Gem); "" when the site has none ai-bridge knows.
+    chat_base_re: str = ""
+    # The site's temporary chat: a URL that opens a new one (ChatGPT), or a button that switches a new chat to one
+    # (Gemini); `temporary_on` shows that it is on. Neither set: the site has none ai-bridge knows.
+    temporary_url: str = ""
+    temporary_toggle: tuple[str, ...] = ()
+    temporary_on: tuple[str, ...] = ()
+
+    @property
+    def has_temporary(self) -> bool:
+        return bool(self.temporary_url or self.temporary_toggle)
 
     @property
     def primary_anchor(self) -> Anchor:

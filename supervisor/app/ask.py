@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import sys
 import uuid
 from pathlib import Path
@@ -18,6 +19,7 @@ from actors.protocol.provider import (
     AskProgress,
     AskResult,
     Choice,
+    Target,
     default_timeout_s,
     provider_address,
     upload_limits,
@@ -30,6 +32,7 @@ from ..progress import pace
 from ..safetext import for_terminal, printable, printable_json
 from ..savefiles import answer_folder
 from . import open_bridge
+from .providers import provider_tables
 
 # ChatGPT's Deep Research report lives in a sandboxed frame ai-bridge cannot read yet (docs/install.md).
 TOOLS = {ProviderName.CHATGPT: ("web search",),
@@ -50,6 +53,8 @@ class AskExtras:
     raw: bool = False  # print answers as the page gave them (else control characters are shown escaped)
     bundle: bool | None = None  # text files as bundles: always, never, or past the site's limit (None)
     save_to: str | None = None  # where the answer's images and files go (default <state-dir>/files)
+    conversation_urls: tuple[str, ...] = ()  # issue 38: each continues a conversation of the site it belongs to
+    temporary: bool = False
 
 
 def choices_of(extras: AskExtras, providers: list[ProviderName]) -> tuple[tuple[ProviderName, Choice], ...]:
@@ -84,10 +89,30 @@ def choices_of(extras: AskExtras, providers: list[ProviderName]) -> tuple[tuple[
     return tuple((p, c) for p, c in out.items() if c)
 
 
+def targets_of(config: Config, extras: AskExtras, providers: list[ProviderName]
+               ) -> tuple[tuple[ProviderName, Target], ...]:
+    """`--conversation-url` per site: each URL must be a conversation of a site this ask asks (one per site);
+    `InvalidArgument` before anything opens."""
+    out: dict[ProviderName, Target] = {}
+    tables = {t.name: t for t in provider_tables(config)}
+    for url in extras.conversation_urls:
+        sites = [p for p in providers if p.value in tables and re.match(tables[p.value].conversation_re, url)]
+        if not sites:
+            raise InvalidArgument(f"--conversation-url {url[:200]!r} is not a conversation of "
+                                  f"{' or '.join(p.display for p in providers)}",
+                                  hint="Give the conversation's URL as the browser shows it (https://chatgpt.com/c/…, "
+                                  "https://gemini.google.com/app/…); nothing was sent.")
+        if sites[0] in out:
+            raise InvalidArgument(f"two --conversation-url for {sites[0].display}", hint="Give one per site.")
+        out[sites[0]] = Target(conversation_url=url)
+    return tuple(out.items())
+
+
 def progress_line(item: AskProgress) -> str:
     """`[chatgpt] thinking`, `[gemini] answering (1200 chars)`: one provider's phase, for stderr."""
     chars = f" ({item.chars} chars)" if item.phase is AskPhase.ANSWERING and item.chars else ""
-    return f"[{item.provider.value}] {item.phase.value}{chars}"
+    place = f" (place {item.place} in line)" if item.phase is AskPhase.QUEUED and item.place else ""
+    return f"[{item.provider.value}] {item.phase.value}{chars}{place}"
 
 
 async def narrate(items: trio.MemoryReceiveChannel[AskProgress]) -> None:
@@ -112,6 +137,7 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
         providers = list(ProviderName) if provider == "both" else [ProviderName(provider)]
         choices = choices_of(extras, providers)
         limits = upload_limits(providers)
+        targets = targets_of(config, extras, providers)
         if extras.dry_run:
             report = bundles.dry_run(question, files, attach=extras.attach, bundle=extras.bundle, limits=limits)
             if choices:
@@ -142,7 +168,7 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
 
         async def one(p: ProviderName) -> None:
             msg = Ask(question, project, new_chat, wait_s, uuid.uuid4().hex, files=uploads, choices=choices,
-                      save_to=save_to)
+                      targets=targets, temporary=extras.temporary, client="cli", save_to=save_to)
             try:
                 results[p] = await bridge.ref(provider_address(p)).call(msg, timeout=msg.call_timeout_s,
                                                                         on_progress=on_progress)

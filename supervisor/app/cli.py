@@ -60,6 +60,17 @@ def _common(p: argparse.ArgumentParser, *, quiet: bool = False, debug_help: str 
     g.add_argument("--private-text", action="store_true", default=None,
                    help="keep question and answer text out of history.jsonl and debug dumps (their sizes stay; "
                    "env AI_BRIDGE_PRIVATE_TEXT)")
+    a = p.add_argument_group("asks side by side (issue 38)")
+    a.add_argument("--tabs-per-site", type=int, metavar="N",
+                   help="run up to N asks to one site at once, each in a tab of its own (default 3; 1 asks one at a "
+                   "time; env AI_BRIDGE_TABS_PER_SITE)")
+    a.add_argument("--tab-idle-s", type=float, metavar="SECONDS",
+                   help="close a pooled tab idle this long; the kept conversation's tab stays (default 300; env "
+                   "AI_BRIDGE_TAB_IDLE_S)")
+    a.add_argument("--chat-base-url", dest="chat_base_urls", action="append", default=[], metavar="URL",
+                   help="start new chats inside this ChatGPT Project (https://chatgpt.com/g/g-p-…/project) or "
+                   "Gemini Gem (https://gemini.google.com/gem/…); one per site, repeatable (env "
+                   "AI_BRIDGE_CHAT_BASE_URLS)")
     b = p.add_argument_group("browser")
     b.add_argument("--browser", choices=["auto", "connect", "launch"],
                    help="auto (default): use your Chrome when its extension connects, else launch one; "
@@ -176,6 +187,13 @@ def parser() -> argparse.ArgumentParser:
     a.add_argument("--tool", action="append", default=[], dest="tools", metavar="[SITE:]TOOL",
                    help="switch on a site tool: 'web search' (ChatGPT), 'deep research' (Gemini: 5-30 minutes, the "
                    "whole report with its sources), 'deep think', 'canvas' (Gemini); repeatable")
+    a.add_argument("--conversation-url", action="append", default=[], dest="conversation_urls", metavar="URL",
+                   help="continue this conversation (its URL as the browser shows it) instead of the project's; each "
+                   "URL goes to the site it belongs to (one per site, repeatable); the project's own conversation "
+                   "stays as it is")
+    a.add_argument("--temporary", action="store_true",
+                   help="ask in the site's temporary chat: the site keeps no history of it, and it does not become "
+                   "the project's conversation")
     a.add_argument("question", help="the question (use - to read it from stdin)")
 
     m = sub.add_parser("models", help="list what each site's pickers offer now: models, efforts, tools",
@@ -461,7 +479,7 @@ def _command(args: argparse.Namespace) -> int:
         # --mode (before issue 34, Gemini's model) is --model gemini:NAME
         models = (*args.models, *(f"gemini:{m}" for m in args.modes))
         extras = AskExtras(tuple(args.files), args.attach, args.dry_run, models, tuple(args.efforts), tuple(args.tools),
-                           args.raw, args.bundle, args.save_to)
+                           args.raw, args.bundle, args.save_to, tuple(args.conversation_urls), args.temporary)
         return trio.run(ask_main, config, question, args.provider, args.new_chat, args.timeout, args.json, extras)
     raise AssertionError(args.command)
 

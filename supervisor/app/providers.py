@@ -5,6 +5,7 @@ start with one line per problem."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from actors.provider import chatgpt, gemini, overrides
@@ -38,3 +39,19 @@ def provider_tables(config: Config) -> tuple[ProviderTable, ...]:
     except overrides.OverrideErrors as exc:
         raise ConfigError("\n".join(exc.lines)) from None
     return tuple(overrides.apply(t, patch) for t in SHIPPED)
+
+
+def chat_bases(config: Config, tables: tuple[ProviderTable, ...]) -> dict[str, str]:
+    """`--chat-base-url` (issue 38) per site: each URL must be where one site starts new chats of a Project or Gem,
+    and a site gets at most one. Raises `ConfigError`."""
+    out: dict[str, str] = {}
+    for url in config.chat_base_urls:
+        sites = [t for t in tables if t.chat_base_re and re.match(t.chat_base_re, url)]
+        if not sites:
+            raise ConfigError(f"chat_base_url {url!r} is not a ChatGPT Project (https://chatgpt.com/g/g-p-…/project) "
+                              "or Gemini Gem (https://gemini.google.com/gem/…) page")
+        site = sites[0]
+        if site.name in out:
+            raise ConfigError(f"chat_base_url: two URLs for {site.title} ({out[site.name]!r}, {url!r}); give one")
+        out[site.name] = url
+    return out

@@ -29,10 +29,12 @@ from actors.protocol.session_store import SESSION_STORE
 from ..config import Config
 from ..otp import ActorSystem, AutoShutdown, OnIntensity, Restart, Strategy, SupervisorSpec, child
 from ..paths import extension_path
-from .providers import provider_tables
+from .providers import chat_bases, provider_tables
 
 
 def build_tree(config: Config, system: ActorSystem, *, with_front: bool = True, stdin_fd: int = 0) -> SupervisorSpec:
+    tables = provider_tables(config)  # the shipped tables with the user's providers.toml prepended
+    bases = chat_bases(config, tables)
     children = [
         SupervisorSpec("store", (
             child(SESSION_STORE.name, session_store.run, state_dir=config.state_dir,
@@ -48,13 +50,14 @@ def build_tree(config: Config, system: ActorSystem, *, with_front: bool = True, 
             child(BROWSER.name, browser.run, config=config, extension_dir=extension_path(), shutdown=2.5),
         ), strategy=Strategy.REST_FOR_ONE, max_restarts=5, period=30,
             on_intensity=OnIntensity.CONTAIN).as_child(shutdown=3.0),
-        # Stuck-state retry is this supervisor's restart policy: a stuck provider crashes (`Retry`) and is restarted
-        # with a fresh tab connection, its request re-delivered. Room for a few stuck asks at once.
+        # Each provider runs its asks side by side in a pool of tabs and retries a stuck one itself (issue 38); a
+        # crash (a bug) restarts it with its requests re-delivered, the question never sent twice.
         SupervisorSpec("providers", tuple(
             child(t.name, provider.run, table=t, memory=provider.ProviderMemory(), state_dir=config.state_dir,
                   stall_s=config.stall_s, use_open_tabs=config.use_open_tabs, dumps_keep=config.debug_dumps_keep,
-                  private_text=config.private_text, shutdown=1.5)
-            for t in provider_tables(config)  # the shipped tables with the user's providers.toml prepended
+                  private_text=config.private_text, tabs_per_site=config.tabs_per_site,
+                  tab_idle_s=config.tab_idle_s, chat_base_url=bases.get(t.name, ""), shutdown=1.5)
+            for t in tables
         ), strategy=Strategy.ONE_FOR_ONE, max_restarts=10, period=60,
             on_intensity=OnIntensity.CONTAIN).as_child(shutdown=2.0),
         # The general browser tools, in a branch of their own: a crash loop there stops them for a while and never

@@ -40,6 +40,7 @@ import trio
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from tests.benchmarks.procs import process_tree
 from tests.conftest import REPO
 from tests.toolsite.fixture import Browsed, ToolSite, start_toolsite
 
@@ -67,20 +68,8 @@ def ref_in(snapshot: str, needle: str) -> str:
 
 def tree_rss_mib(pid: int) -> float:
     """RSS of `pid` and all its descendants (the server and its browser), from /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-        children.setdefault(ppid, []).append(int(entry))
-    total, todo = 0, [pid]
-    while todo:
-        p = todo.pop()
-        todo.extend(children.get(p, []))
+    total = 0
+    for p in process_tree(pid):
         try:
             for line in Path(f"/proc/{p}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):

@@ -505,6 +505,7 @@ class SiteState:
         self.pages: list[dict] = []
         self.conversations: dict[str, list[dict]] = {}
         self.deleted: set[str] = set()  # conversation ids that no longer load ("conversation not available")
+        self.temporary: set[str] = set()  # temporary chats: kept while they run, never loaded again
         self.inflight: dict[str, Generation] = {}
         self.plans: dict[str, Generation] = {}  # a Deep Research plan's message id -> its ask, until started
         self.boots: dict[str, float] = {}  # boot token -> delay ms
@@ -609,10 +610,11 @@ class SiteState:
 
     def begin(self, question: str, conversation_id: str | None, lang: str = "en", *,
               attachments: list | None = None, model: str | None = None, effort: str | None = None,
-              tools: list | None = None) -> Generation:
+              tools: list | None = None, place: Any = None, temporary: bool = False) -> Generation:
         """Log a question and decide how it is answered. ``lang`` is the UI language the page reported;
         ``attachments`` the ids of the files uploaded with it, ``model``, ``effort`` and ``tools`` what the page had
-        chosen."""
+        chosen; ``place`` the Project or Gem its chat is in; ``temporary``: a temporary chat, which the site does not
+        keep (its conversation does not load again)."""
         scripted = bool(self.queue)
         script = self.take_script()
         if not scripted and wants_thinking(question):
@@ -649,9 +651,13 @@ class SiteState:
             "model": model,
             "effort": effort,
             "tools": [t for t in tools if isinstance(t, str)] if isinstance(tools, list) else [],
+            "place": place if isinstance(place, str) else None,
+            "temporary": temporary,
         }
         self.questions.append(entry)
         self.conversations[conversation_id].append({"role": "user", "text": question, "messageId": message_id})
+        if temporary:
+            self.temporary.add(conversation_id)
         gen = Generation(entry, script, answer)
         self.inflight[message_id] = gen
         return gen

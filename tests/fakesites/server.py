@@ -253,6 +253,17 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
         await _load_delay(site)
         return page(f"/c/{conversation_id}")
 
+    # A Project (issue 38): its page starts its new chats; its conversations live under it.
+    @app.get("/g/<project>/project")
+    async def project_page(project: str) -> Response:
+        await _load_delay(site)
+        return page(f"/g/{project}/project")
+
+    @app.get("/g/<project>/c/<conversation_id>")
+    async def project_conversation_page(project: str, conversation_id: str) -> Response:
+        await _load_delay(site)
+        return page(f"/g/{project}/c/{conversation_id}")
+
     @app.get("/cdn/assets/app.js")
     async def app_js() -> Response:
         return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "common/uploads.js", "common/drift.js",
@@ -270,7 +281,7 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
     @app.get("/backend-api/conversation/<conversation_id>")
     async def get_conversation(conversation_id: str) -> Response:
         await _history_delay(site)
-        turns = site.conversations.get(conversation_id)
+        turns = site.conversations.get(conversation_id) if conversation_id not in site.temporary else None
         if turns is None:
             return _json({"detail": "Can't load conversation " + conversation_id}, 404)
         return _json({"conversation_id": conversation_id, "messages": turns})
@@ -285,7 +296,8 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
             return _json({"detail": "bad request"}, 400)
         lang = "ja" if request.headers.get("oai-language", "en").startswith("ja") else "en"
         gen = site.begin(question, body.get("conversation_id"), lang, attachments=body.get("attachments"),
-                         model=body.get("model"), effort=body.get("effort"), tools=body.get("tools"))
+                         model=body.get("model"), effort=body.get("effort"), tools=body.get("tools"),
+                         place=body.get("gizmo_id"), temporary=body.get("history_and_training_disabled") is True)
         script = gen.script
         if script.rateLimited:
             await gen.pause(script.firstTokenMs)
@@ -431,6 +443,17 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
         await _load_delay(site)
         return page(f"/app/{conversation_id}")
 
+    # A Gem (issue 38): /gem/<id> starts its chats, /gem/<id>/<conversation> continues one.
+    @app.get("/gem/<gem>")
+    async def gem_page(gem: str) -> Response:
+        await _load_delay(site)
+        return page(f"/gem/{gem}")
+
+    @app.get("/gem/<gem>/<conversation_id>")
+    async def gem_conversation(gem: str, conversation_id: str) -> Response:
+        await _load_delay(site)
+        return page(f"/gem/{gem}/{conversation_id}")
+
     @app.get("/_/static/gemini.js")
     async def gemini_js() -> Response:
         return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "common/uploads.js", "common/drift.js",
@@ -448,7 +471,7 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
     @app.get("/_/BardChatUi/data/conversation/<conversation_id>")
     async def get_conversation(conversation_id: str) -> Response:
         await _history_delay(site)
-        turns = site.conversations.get(conversation_id)
+        turns = site.conversations.get(conversation_id) if conversation_id not in site.temporary else None
         if turns is None:
             return _json({"error": "not found"}, 404)
         return _json({"conversation": conversation_id, "turns": turns})
@@ -468,7 +491,8 @@ def create_gemini_app(site: SiteState) -> QuartTrio:
                             headers=NO_STORE)
         lang = "ja" if request.args.get("hl", "en").startswith("ja") else "en"
         gen = site.begin(question, body.get("conversation") or None, lang, attachments=body.get("attachments"),
-                         model=body.get("mode"), effort=body.get("effort"), tools=body.get("tools"))
+                         model=body.get("mode"), effort=body.get("effort"), tools=body.get("tools"),
+                         place=body.get("gem"), temporary=body.get("temporary") is True)
         stream = _gemini_plan(site, gen) if "deep research" in gen.entry["tools"] else _gemini_stream(site, gen)
         return Response(stream, content_type="application/json+protobuf; charset=utf-8", headers=NO_STORE)
 

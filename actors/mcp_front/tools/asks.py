@@ -26,6 +26,7 @@ from ...protocol.provider import (
     AskProgress,
     AskResult,
     Choice,
+    Target,
     default_timeout_s,
     provider_address,
     upload_limits,
@@ -87,6 +88,9 @@ class AskArgs(Args):
     dry_run: Annotated[bool, Field(
         description="Only show what would be sent (the question, the files with their sizes, the inline size, "
         "the bundle plan, a token estimate); opens no tab, sends nothing.")] = False
+    temporary: Annotated[bool, Field(
+        description="Ask in the site's temporary chat: the site keeps no history of it, and it does not become this "
+        "project's conversation.")] = False
 
     @field_validator("question")
     @classmethod
@@ -97,6 +101,10 @@ class AskArgs(Args):
 
     def choices(self) -> tuple[tuple[ProviderName, Choice], ...]:
         """The model, effort and tools to choose, per provider (empty ones included)."""
+        return ()
+
+    def targets(self) -> tuple[tuple[ProviderName, Target], ...]:
+        """Where the ask goes, per provider, when not the project's conversation (issue 38)."""
         return ()
 
 
@@ -131,7 +139,26 @@ _GEMINI_TOOLS = Annotated[list[GeminiTool], Field(min_length=1, max_length=3, de
 _LEGACY = SkipJsonSchema[Annotated[str, Field(min_length=1, max_length=100)] | None]
 
 
-class ChatGPTChoice(Args):
+_URL = Annotated[str, Field(min_length=8, max_length=2000, pattern=r"^https://\S+$")]
+
+
+class WhereArgs(Args):
+    """Where on one site (issue 38): the provider actor checks each URL is that site's before anything is sent."""
+
+    conversation_url: Annotated[_URL, Field(
+        description="Continue this conversation instead of the project's: its URL as the browser shows it "
+        "(https://chatgpt.com/c/…, https://gemini.google.com/app/…, or one inside a Project or Gem). The project's "
+        "own conversation stays as it is.")] | SkipJsonSchema[None] = None
+    chat_base_url: Annotated[_URL, Field(
+        description="Start the new chat inside this ChatGPT Project (https://chatgpt.com/g/g-p-…/project) or Gemini "
+        "Gem (https://gemini.google.com/gem/…): with new_chat, or when the project has no conversation yet.")] \
+        | SkipJsonSchema[None] = None
+
+    def target(self) -> Target:
+        return Target(self.conversation_url or "", self.chat_base_url or "")
+
+
+class ChatGPTChoice(WhereArgs):
     model: _CHATGPT_MODEL | SkipJsonSchema[None] = None
     effort: _CHATGPT_EFFORT | SkipJsonSchema[None] = None
     tools: _CHATGPT_TOOLS | SkipJsonSchema[None] = None
@@ -140,7 +167,7 @@ class ChatGPTChoice(Args):
         return Choice(self.model or "", self.effort or "", tuple(dict.fromkeys(self.tools or ())))
 
 
-class GeminiChoice(Args):
+class GeminiChoice(WhereArgs):
     model: _GEMINI_MODEL | SkipJsonSchema[None] = None
     effort: _GEMINI_EFFORT | SkipJsonSchema[None] = None
     tools: _GEMINI_TOOLS | SkipJsonSchema[None] = None
@@ -153,6 +180,9 @@ class ChatGPTAskArgs(AskArgs, ChatGPTChoice):
     def choices(self) -> tuple[tuple[ProviderName, Choice], ...]:
         return ((ProviderName.CHATGPT, self.choice()),)
 
+    def targets(self) -> tuple[tuple[ProviderName, Target], ...]:
+        return ((ProviderName.CHATGPT, self.target()),)
+
 
 class GeminiAskArgs(AskArgs, GeminiChoice):
     mode: _LEGACY = None  # the name before issue 34: the same as model
@@ -160,11 +190,16 @@ class GeminiAskArgs(AskArgs, GeminiChoice):
     def choices(self) -> tuple[tuple[ProviderName, Choice], ...]:
         return ((ProviderName.GEMINI, attrs.evolve(self.choice(), model=self.model or self.mode or "")),)
 
+    def targets(self) -> tuple[tuple[ProviderName, Target], ...]:
+        return ((ProviderName.GEMINI, self.target()),)
+
 
 class BothAskArgs(AskArgs):
-    chatgpt: Annotated[ChatGPTChoice, Field(description="ChatGPT's model, effort and tools for this ask.")] \
+    chatgpt: Annotated[ChatGPTChoice, Field(description="ChatGPT's model, effort and tools for this ask, and "
+                                            "where it goes (conversation_url, chat_base_url).")] \
         | SkipJsonSchema[None] = None
-    gemini: Annotated[GeminiChoice, Field(description="Gemini's model, effort and tools for this ask.")] \
+    gemini: Annotated[GeminiChoice, Field(description="Gemini's model, effort and tools for this ask, and where it "
+                                          "goes (conversation_url, chat_base_url).")] \
         | SkipJsonSchema[None] = None
     model: _LEGACY = None  # before issue 34: ChatGPT's model
     mode: _LEGACY = None  # before issue 34: Gemini's model
@@ -174,6 +209,10 @@ class BothAskArgs(AskArgs):
         gem = self.gemini.choice() if self.gemini else Choice()
         return ((ProviderName.CHATGPT, attrs.evolve(gpt, model=gpt.model or self.model or "")),
                 (ProviderName.GEMINI, attrs.evolve(gem, model=gem.model or self.mode or "")))
+
+    def targets(self) -> tuple[tuple[ProviderName, Target], ...]:
+        return tuple((p, site.target()) for p, site in ((ProviderName.CHATGPT, self.chatgpt),
+                                                         (ProviderName.GEMINI, self.gemini)) if site is not None)
 
 
 def project_folder() -> Path:
@@ -201,7 +240,9 @@ async def _message(deps: FrontDeps, call: ToolCall, args: AskArgs, providers: tu
                                               limits=upload_limits(providers), state_dir=deps.config.state_dir)
     save_to = await trio.to_thread.run_sync(answer_folder, project_folder(), args.save_to, deps.config.state_dir)
     return Ask(question, await call.project(args.project), args.new_chat, timeout_s, uuid.uuid4().hex,
-               files=uploads, choices=tuple((p, c) for p, c in choices if c), save_to=save_to)
+               files=uploads, choices=tuple((p, c) for p, c in choices if c),
+               targets=tuple((p, t) for p, t in args.targets() if t), temporary=args.temporary, client=call.client(),
+               save_to=save_to)
 
 
 async def dry_run_result(deps: FrontDeps, args: AskArgs, providers: tuple[ProviderName, ...]) -> Result:
@@ -232,7 +273,7 @@ class _ProgressPump:
         """Each provider's changes once (a thinking page reports "thinking" again and again); a heartbeat with the
         elapsed time while a provider shows nothing new (Pro and Deep Think answers think for many minutes)."""
         def line(item: AskProgress) -> str:
-            return progress_line(item.provider, item.phase, item.text)
+            return progress_line(item.provider, item.phase, item.text, place=item.place)
 
         await pace(self.recv, self.call.progress, group=lambda i: i.provider, key=line, line=line, idle="working")
 

@@ -155,16 +155,23 @@ def ask_structured(r: AskResult) -> dict[str, object]:
     return out
 
 
-def progress_line(provider: ProviderName, phase: AskPhase, text: str) -> str:
+def progress_line(provider: ProviderName, phase: AskPhase, text: str, *, place: int = 0) -> str:
     """One provider's progress as a line (progress notifications, task status messages)."""
     if phase is AskPhase.ANSWERING:
         tail = text[-300:].replace("\n", " ")
         return f"{provider.display} is answering ({len(text)} chars): …{tail}"
+    if phase is AskPhase.QUEUED and place > 0:
+        return f"{provider.display}: queued, {ordinal(place)} in line"
     return f"{provider.display}: {phase.value}"
 
 
 def links(r: AskResult) -> tuple[Link, ...]:
     return tuple(Link(f.path, f.name, f.mime, f.size) for f in r.files)
+
+
+def ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def answer_result(r: AskResult) -> Result:

@@ -38,6 +38,8 @@ class StatusOut(Output):
     browserTools: dict[str, Any] = Field(description="The general browser tools: mode, allowed domains, tabs.")
     siteChanges: dict[str, Any] = Field(description="Per site, the last ask that worked only through a fallback "
                                         "(site_changed): what of the provider table no longer matches.")
+    pools: dict[str, Any] = Field(default_factory=dict, description="Per site, its pool of tabs: the tabs, their "
+                                  "leases, the running asks and how many wait in line.")
 
 
 async def _part(deps: FrontDeps, key: str) -> object:
@@ -56,6 +58,12 @@ async def _part(deps: FrontDeps, key: str) -> object:
                 if report.site_changed:
                     out[p.value] = report.site_changed
             return out
+        if key == "pools":  # issue 38: each site's tabs, leases and queue, without a browser round trip
+            pools: dict[str, object] = {}
+            for p in ProviderName:
+                report = await deps.ctx.ref(provider_address(p)).call(ProviderStatus(tabs=False), timeout=5)
+                pools[p.value] = report.pool_json()
+            return pools
         if key == "jobs":
             views = await deps.ctx.ref(JOBS).call(ListJobs(limit=0), timeout=5)
             return {"running": [v.row() for v in views]}
@@ -68,7 +76,8 @@ async def _part(deps: FrontDeps, key: str) -> object:
 
 async def bridge_status(deps: FrontDeps, call: ToolCall, args: StatusArgs) -> Result:
     recent = await _part(deps, "recentAsks")
-    parts = {key: await _part(deps, key) for key in ("extension", "browser", "jobs", "browserTools", "siteChanges")}
+    parts = {key: await _part(deps, key) for key in ("extension", "browser", "jobs", "browserTools", "siteChanges",
+                                                     "pools")}
     tree = deps.system.tree()
     status: dict[str, object] = {
         "versions": versions(),
@@ -86,9 +95,9 @@ async def bridge_status(deps: FrontDeps, call: ToolCall, args: StatusArgs) -> Re
 TOOLS = (
     Tool("bridge_status",
          "Show ai-bridge's health: versions, state dir, the live actor tree (state, restarts, last error, queued "
-         "requests), the browser/extension link, running background jobs, and the general browser tools (safe mode, "
-         "allowed domains, their tabs, open dialogs). Use it when an ask or a browser tool fails to see what is "
-         "wrong.",
+         "requests), the browser/extension link, running background jobs, each site's pool of tabs (leases, queued "
+         "asks), and the general browser tools (safe mode, allowed domains, their tabs, open dialogs). Use it when "
+         "an ask or a browser tool fails to see what is wrong.",
          StatusArgs, bridge_status, Annotations(read_only=True, idempotent=True), output=StatusOut,
          title="ai-bridge status"),
 )

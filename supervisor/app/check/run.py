@@ -191,7 +191,7 @@ class Runner:
 
         async def ask(p: ProviderName) -> None:
             msg = Ask(s.question, CHECK_PROJECT, new_chat=s.follow_up is None, timeout_s=deadline_s,
-                      ask_id=f"check-{s.id}-{uuid.uuid4().hex[:8]}")
+                      ask_id=f"check-{s.id}-{uuid.uuid4().hex[:8]}", client="check")
             try:
                 o.results[p] = await self.bridge.ref(provider_address(p)).call(
                     msg, timeout=msg.call_timeout_s, on_progress=self.progress(tag))

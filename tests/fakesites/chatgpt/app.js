@@ -115,8 +115,12 @@ const state = {
   assistantTurns: [],
 };
 
-const m = location.pathname.match(/^\/c\/([0-9a-f-]+)/i);
-if (m) state.conversationId = m[1];
+// Issue 38: a Project's pages are /g/<project>/project (its new chat) and /g/<project>/c/<id> (its conversations),
+// as oracle and agbrowse drive them; a temporary chat opens at /?temporary-chat=true (oracle's --chatgpt-url).
+const m = location.pathname.match(/^(?:\/g\/([A-Za-z0-9_-]+))?\/c\/([0-9a-f-]+)/i);
+if (m) state.conversationId = m[2];
+const PROJECT = (location.pathname.match(/^\/g\/([A-Za-z0-9_-]+)\//) || [])[1] || null;
+const TEMPORARY = !m && new URLSearchParams(location.search).get('temporary-chat') === 'true';
 
 let thread, editor, sendSlot, uploader;
 
@@ -632,6 +636,9 @@ async function send() {
       headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'oai-language': LANG === 'ja' ? 'ja-JP' : 'en-US' },
       body: JSON.stringify({
         action: 'next', conversation_id: state.conversationId, ...currentChoice(), tools: currentTools(), attachments,
+        // A guess (no capture shows the 2026 request): the web client of 2024 sent these for a GPT's or Project's
+        // chat and for a temporary one.
+        ...(PROJECT ? { gizmo_id: PROJECT } : {}), ...(TEMPORARY ? { history_and_training_disabled: true } : {}),
         messages: [{ id: crypto.randomUUID(), author: { role: 'user' }, content: { content_type: 'text', parts: [question] } }],
       }),
     });
@@ -647,7 +654,8 @@ async function send() {
         case 'meta':
           if (!state.conversationId) {
             state.conversationId = ev.conversation_id;
-            history.pushState({}, '', '/c/' + ev.conversation_id);
+            // A temporary chat keeps its URL (a guess: nothing public shows where the 2026 page goes).
+            if (!TEMPORARY) history.pushState({}, '', (PROJECT ? '/g/' + PROJECT : '') + '/c/' + ev.conversation_id);
           }
           turn = new AssistantTurn(ev.message_id);
           if (ev.render_lag_ms > 0) { turn.held = true; turn.lagMs = ev.render_lag_ms; }
@@ -722,7 +730,10 @@ async function boot() {
   const header = NEW
     ? h('header', { id: 'page-header', class: 'page-header draggable sticky top-0' },
       PILL ? h('span', { class: 'brand' }, 'ChatGPT') : headerSwitcher(),  // menus.js
-      h('a', { href: '/', 'data-testid': 'create-new-chat-button', class: 'btn' }, T.newChat))
+      h('a', { href: '/', 'data-testid': 'create-new-chat-button', class: 'btn' }, T.newChat),
+      // What the page shows in a temporary chat: a guess (the label's test id and text are ours).
+      TEMPORARY ? h('div', { 'data-testid': 'temporary-chat-label', class: 'temporary-label' }, 'Temporary Chat') : null,
+      PROJECT ? h('span', { class: 'project-name' }, PROJECT) : null)
     : h('header', { class: 'page-header' }, h('span', { class: 'brand' }, 'ChatGPT'),
       h('a', { href: '/', 'data-testid': 'create-new-chat-button', class: 'btn' }, T.newChat));
   const main = h('main', { id: 'main', class: 'transition-width' }, thread);

@@ -121,10 +121,31 @@ const SHARED_CSS = `
   mat-icon { font-size: 14px; }
 `;
 
-const state = { conversation: null, streaming: false, frozen: false, abort: null, responses: [] };
+const state = { conversation: null, streaming: false, frozen: false, abort: null, responses: [], temporary: false };
 const LAYOUT = BOOT.layout || 'standard';
-const m = location.pathname.match(/^\/app\/([0-9a-f]+)/i);
-if (m) state.conversation = m[1];
+// Issue 38: a Gem's chats are /gem/<gem id>/<conversation> and start at /gem/<gem id> (public 2026 exports link
+// such URLs); the others are /app/<conversation>.
+const m = location.pathname.match(/^\/(?:app|gem\/([A-Za-z0-9_-]+))\/([0-9a-f]+)$/i);
+if (m) state.conversation = m[2];
+const GEM = (location.pathname.match(/^\/gem\/([A-Za-z0-9_-]+)/) || [])[1] || null;
+
+// The top bar's temporary chat button (userscripts of 2025-26 click `button[data-test-id="temp-chat-button"]`
+// inside <temp-chat-button>, aria-label "Temporary chat"; one reads its "temp-chat-on" class). Offered on a new chat
+// only. The card it shows while on, and what the request carries, are guesses.
+function tempChatButton() {
+  if (state.conversation) return null;
+  const card = h('div', { class: 'temporary-chat-card', hidden: true }, 'Temporary chat');
+  const button = h('button', {
+    'data-test-id': 'temp-chat-button', 'aria-label': LANG === 'ja' ? '一時チャット' : 'Temporary chat',
+    class: 'mdc-icon-button temp-chat', onclick: () => {
+      if (state.conversation) return;
+      state.temporary = !state.temporary;
+      button.classList.toggle('temp-chat-on', state.temporary);
+      card.hidden = !state.temporary;
+    },
+  }, fontIcon('chat_bubble_dashed', 'gds-icon-l'));
+  return h('temp-chat-button', {}, button, card);
+}
 
 class ShadowElement extends HTMLElement {
   constructor(css) {
@@ -432,7 +453,7 @@ class ChatApp extends ShadowElement {
     this.input = document.createElement('input-area');
     this.root.append(h('div', { class: 'chat-app' },
       h('header', { class: 'top-bar' }, h('span', { class: 'bard-logo' }, 'Gemini'),
-        h('a', { href: '/app', class: 'new-chat', 'aria-label': T.newChat }, T.newChat)),
+        h('a', { href: '/app', class: 'new-chat', 'aria-label': T.newChat }, T.newChat), tempChatButton()),
       h('main', { class: 'chat-container' }, this.history, this.input)));
   }
 }
@@ -729,7 +750,7 @@ function buildApp2026() {
     input.el)));
   root.replaceChildren(h('div', { class: 'chat-app' },
     h('header', { class: 'top-bar' }, h('span', { class: 'bard-logo' }, 'Gemini'),
-      h('a', { href: '/app', class: 'new-chat', 'aria-label': T.newChat }, T.newChat)),
+      h('a', { href: '/app', class: 'new-chat', 'aria-label': T.newChat }, T.newChat), tempChatButton()),
     main));
   return { root, history, input, el: root.firstChild };
 }
@@ -868,7 +889,8 @@ async function send() {
   app.input.clear();
   app.input.onChange();
   app.history.addUserQuery(question);
-  await streamAnswer({ prompt: question, conversation: state.conversation, attachments, ...currentChoice() });
+  await streamAnswer({ prompt: question, conversation: state.conversation, attachments, ...currentChoice(),
+    ...(GEM ? { gem: GEM } : {}), ...(state.temporary ? { temporary: true } : {}) });
 }
 
 // The request and its frames: an answer, or a Deep Research plan (menus.js shows it; its start button streams the
@@ -890,7 +912,8 @@ async function streamAnswer(body) {
         case 'meta':
           if (!state.conversation) {
             state.conversation = f.conversation;
-            history.pushState(null, '', '/app/' + f.conversation);
+            // A temporary chat keeps its URL (a guess, as on the ChatGPT fake).
+            if (!state.temporary) history.pushState(null, '', (GEM ? '/gem/' + GEM : '/app') + '/' + f.conversation);
           }
           response = app.history.addModelResponse();
           response.rid = f.rid;
