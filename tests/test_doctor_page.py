@@ -23,7 +23,7 @@ import pytest
 
 from actors.protocol.common import ProviderName
 from actors.protocol.provider import ProbeReport, ProbeStatus
-from actors.provider import chatgpt, gemini
+from actors.provider.sites import chatgpt, gemini
 from supervisor.app import saved_page
 from supervisor.app.saved_page import PageFileError, PageResult, probe_pages, read_saved_page
 

@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 
 from actors.protocol.common import ProviderName
 from actors.protocol.provider import ProbeReport, ProbeStatus
-from actors.provider import chatgpt, gemini, overrides
+from actors.provider import overrides
 from actors.provider.page import BadPageReport
 from actors.provider.probe import Match, Seen, judge
+from actors.provider.sites import chatgpt, gemini
 from supervisor.app.providers import SHIPPED, provider_tables
 from supervisor.config import Config
 from supervisor.errors import ConfigError

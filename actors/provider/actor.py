@@ -1,6 +1,6 @@
 """Provider actor: one per provider (ChatGPT, Gemini). It serializes asks to its tab and answers inspection while an
 ask runs. The rooms beside it: `tab.py` (which tab, the lease, the watcher, page actions), `flow.py` (one ask on a
-page), `inspect.py` (snapshot, DOM), and the provider tables `chatgpt.py` / `gemini.py`.
+page), `inspect.py` (snapshot, DOM), and the provider tables in `sites/` (one module per site).
 
 An ask's deadline is its `timeout_s` from when it was sent (the envelope's `enqueued_at`, which survives
 re-delivery): the browser, the tab, every attempt and every wait are inside it. A stuck page makes this actor crash

@@ -1,6 +1,6 @@
 """The shape of a provider table: everything site-specific (selectors, labels, timeouts, completion rule, typing
-rules, extraction anchors) lives in one `ProviderTable` per provider (chatgpt.py, gemini.py); the tab session, the
-ask flow and the in-page watcher are generic.
+rules, extraction anchors) lives in one `ProviderTable` per provider (one module per site in sites/); the tab
+session, the ask flow and the in-page watcher are generic.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from .page import PageState
-from .table import NOT_YET, Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch
+from ..page import PageState
+from ..table import NOT_YET, Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch
 
 
 def still_generating(s: PageState) -> bool:
