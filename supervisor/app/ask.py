@@ -10,8 +10,9 @@ from pathlib import Path
 import attrs
 import trio
 
-from actors.protocol.common import ProviderName
+from actors.protocol.common import ProviderName, sites_named
 from actors.protocol.provider import (
+    SITE_TOOLS,
     Ask,
     AskPhase,
     AskProgress,
@@ -28,9 +29,7 @@ from ..progress import pace
 from ..safetext import for_terminal, printable, printable_json
 from . import open_bridge
 
-# ChatGPT's Deep Research report lives in a sandboxed frame ai-bridge cannot read yet (docs/install.md).
-TOOLS = {ProviderName.CHATGPT: ("web search",),
-         ProviderName.GEMINI: ("deep research", "deep think", "canvas")}
+TOOLS = SITE_TOOLS  # the tools each site's ask takes
 
 
 @attrs.frozen
@@ -57,7 +56,7 @@ def choices_of(extras: AskExtras, providers: list[ProviderName]) -> tuple[tuple[
             wanted = ProviderName(site.strip().lower())
             if wanted not in providers:
                 raise InvalidArgument(f"{value!r} is for {wanted.value}, which this ask does not ask",
-                                      hint="Use --provider both, or leave the site out.")
+                                      hint="Ask that site too (--provider all), or leave the site out.")
             return [wanted], name.strip()
         return list(providers), value.strip()
 
@@ -72,9 +71,10 @@ def choices_of(extras: AskExtras, providers: list[ProviderName]) -> tuple[tuple[
     for value in extras.tools:
         targets, name = split(value)
         for p in targets:
-            if name.lower() not in TOOLS[p]:
+            if name.lower() not in TOOLS.get(p, ()):
                 raise InvalidArgument(f"--tool {value!r}: {p.value} has no tool {name!r}",
-                                      hint=f"{p.value} has: {', '.join(TOOLS[p])}; SITE:NAME names one site.")
+                                      hint=f"{p.value} has: {', '.join(TOOLS.get(p, ())) or 'none'}; SITE:NAME "
+                                      "names one site.")
             out[p] = attrs.evolve(out[p], tools=(*out[p].tools, name.lower()))
     return tuple((p, c) for p, c in out.items() if c)
 
@@ -103,7 +103,7 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
     try:  # the files are checked (and a dry run answered) before any browser is involved
         files = await attachments.select_files_async(Path.cwd(), extras.files, state_dir=config.state_dir) \
             if extras.files else ()
-        providers = list(ProviderName) if provider == "both" else [ProviderName(provider)]
+        providers = list(sites_named(provider))
         choices = choices_of(extras, providers)
         if extras.dry_run:
             report = attachments.dry_run(question, files, extras.attach)

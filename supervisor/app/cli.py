@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from actors.protocol.common import SITE_CHOICES
+
 from .. import __version__
 from ..constants import SHARED
 
@@ -114,7 +116,8 @@ def parser() -> argparse.ArgumentParser:
                    "(default 7; env AI_BRIDGE_JOBS_KEEP_DAYS)")
     s.add_argument("--tools", dest="listed_tools", action="append", default=[], metavar="SET",
                    help="which tools to list: asks (the ask, job and status tools, list_models, take_cdp_snapshot, "
-                   "get_page_dom), browser (the general browser tools, and bridge_status), all; comma-separated or "
+                   "get_page_dom), sites (ask_claude_web, ask_grok_web, ask_perplexity_web: ask_web reaches those "
+                   "sites too), browser (the general browser tools, and bridge_status), all; comma-separated or "
                    "repeated (default: asks, plus browser when --allow-domain is given; env AI_BRIDGE_TOOLS)")
     s.add_argument("--confirm-costly", action="store_true", default=None,
                    help="before a Pro, Deep Think or Deep Research ask, ask the user through the MCP client "
@@ -138,11 +141,13 @@ def parser() -> argparse.ArgumentParser:
                    help="the folder the download tool saves into, never outside it; without it the tool is "
                    "refused (env AI_BRIDGE_DOWNLOAD_DIR)")
 
-    a = sub.add_parser("ask", help="ask ChatGPT and/or Gemini from the terminal (progress on stderr)",
+    a = sub.add_parser("ask", help="ask ChatGPT, Gemini, Claude, Grok or Perplexity from the terminal (progress on "
+                       "stderr)",
                        description="Ask through the browser, as the MCP tools do, and print the answer on stdout.")
     _common(a, quiet=True)
-    a.add_argument("--provider", choices=["chatgpt", "gemini", "both"], default="both",
-                   help="which site to ask (default: both, in parallel)")
+    a.add_argument("--provider", choices=SITE_CHOICES, default="both",
+                   help="which site to ask: one site, both (ChatGPT and Gemini, the default) or all (every site); "
+                   "several sites are asked in parallel")
     a.add_argument("--new-chat", action="store_true", help="start a fresh conversation")
     a.add_argument("--timeout", type=_seconds, help="seconds the whole ask may take, retries included (default: the "
                    "response_timeout_s setting, 480)")
@@ -159,13 +164,15 @@ def parser() -> argparse.ArgumentParser:
                    "no browser, sends nothing")
     a.add_argument("--model", action="append", default=[], dest="models", metavar="[SITE:]NAME",
                    help="the model to choose in the site's own picker, as the site names it (any case; the start of a "
-                   "name or a whole word is enough): ChatGPT 'GPT-5.5', 'o3'; Gemini '3.1 Pro', 'Flash'. "
-                   "'chatgpt:GPT-5.5' names one site (with --provider both). A name the page does not offer, or a "
+                   "name or a whole word is enough): ChatGPT 'GPT-5.5', 'o3'; Gemini '3.1 Pro', 'Flash'; Claude "
+                   "'Sonnet 5'; Grok 'Expert'; Perplexity 'Sonar'. 'chatgpt:GPT-5.5' names one site (with several "
+                   "sites asked). A name the page does not offer, or a "
                    "choice it does not confirm, is an error and nothing is sent; `ai-bridge models` lists the names")
     a.add_argument("--mode", action="append", default=[], dest="modes", metavar="NAME", help=argparse.SUPPRESS)
     a.add_argument("--effort", action="append", default=[], dest="efforts", metavar="[SITE:]TIER",
                    help="how hard it thinks: ChatGPT 'instant', 'medium', 'high', 'extra high', 'pro' (the tiers "
-                   "your plan shows); Gemini 'extended' (Extended thinking) or 'standard'")
+                   "your plan shows); Gemini 'extended' (Extended thinking) or 'standard'; Claude 'low' ... 'max' "
+                   "(its Effort menu), 'thinking' or 'off' (its Thinking switch)")
     a.add_argument("--tool", action="append", default=[], dest="tools", metavar="[SITE:]TOOL",
                    help="switch on a site tool: 'web search' (ChatGPT), 'deep research' (Gemini: 5-30 minutes, the "
                    "whole report with its sources), 'deep think', 'canvas' (Gemini); repeatable")
@@ -177,8 +184,8 @@ def parser() -> argparse.ArgumentParser:
                        "nothing is chosen, typed or sent. Prints the site's own names (pass them as --model, "
                        "--effort, --tool) with the current choice marked. Exit 0 if a site could be read.")
     _common(m)
-    m.add_argument("--provider", choices=["chatgpt", "gemini", "both"], default="both",
-                   help="which site (default: both, in parallel)")
+    m.add_argument("--provider", choices=SITE_CHOICES, default="both",
+                   help="which site: one, both (ChatGPT and Gemini, the default) or all; in parallel")
     m.add_argument("--timeout", type=_seconds, default=60.0, help="seconds each site may take (default 60)")
     m.add_argument("--json", action="store_true", help="print the offers as JSON")
 
@@ -206,9 +213,9 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--page", dest="pages", action="append", default=[], type=Path, metavar="FILE",
                    help="probe this saved page (an .html file, or an element's outerHTML) offline, and show the "
                    "answer an ask would read from it (repeatable; docs/providers.md says how to save one)")
-    d.add_argument("--provider", choices=["chatgpt", "gemini", "both"], default=None,
-                   help="with --live: which site to probe (default: both, in parallel); with --page: whose page it "
-                   "is (default: told by the page)")
+    d.add_argument("--provider", choices=SITE_CHOICES, default=None,
+                   help="with --live: which site to probe: one, both (ChatGPT and Gemini, the default) or all, in "
+                   "parallel; with --page: whose page it is (default: told by the page)")
     d.add_argument("--timeout", type=_seconds, default=None,
                    help="with --live or --page: seconds each probe may take (default 60)")
     d.add_argument("--json", action="store_true", help="with --live or --page: print the reports as JSON")
@@ -418,8 +425,8 @@ def _command(args: argparse.Namespace) -> int:
         sys.stderr.flush()
         os._exit(code)
     if args.command == "doctor" and args.pages:
-        if args.live or args.provider == "both":
-            print("ai-bridge doctor: --page goes without --live, and with --provider chatgpt or gemini",
+        if args.live or args.provider in ("both", "all"):
+            print("ai-bridge doctor: --page goes without --live, and with --provider naming one site",
                   file=sys.stderr)
             return 2
         from .saved_page import page_main
