@@ -48,6 +48,25 @@ export default Object.freeze(/*JSON*/{
       "origins": [
         "https://gemini.google.com"
       ]
+    },
+    "claude": {
+      "title": "Claude",
+      "origins": [
+        "https://claude.ai"
+      ]
+    },
+    "grok": {
+      "title": "Grok",
+      "origins": [
+        "https://grok.com"
+      ]
+    },
+    "perplexity": {
+      "title": "Perplexity",
+      "origins": [
+        "https://www.perplexity.ai",
+        "https://perplexity.ai"
+      ]
     }
   }
 }/*END*/);

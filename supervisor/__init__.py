@@ -1,3 +1,3 @@
 """ai-bridge's runtime: OTP-style supervision of trio actors, process entry, config and CLI."""
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"

@@ -17,7 +17,7 @@ import supervisor
 from .conftest import REPO
 
 EXTENSION = REPO / "extension"
-RECORDED = ("0.4.0", "016b7c44dc78f3fde6428e868ce528d999ab24885ab270a185b4f74e2dc38760")
+RECORDED = ("0.5.0", "4e3eb49df9f5c35dee3bca3e57034aeddb93a68cb1f8f9cd9f50ac67ca541394")
 
 
 def extension_hash() -> str:

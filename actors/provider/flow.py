@@ -35,6 +35,7 @@ from supervisor.errors import (
     RateLimited,
     ResponseTimeout,
     SendUnconfirmed,
+    SiteChallenge,
     SiteError,
     SiteUnreachable,
     StuckError,
@@ -302,6 +303,11 @@ class AskFlow:
         if target is not None:
             await self.page.navigate(target)
         st = await self.input_box()
+        if st.challenge and not st.input_found:
+            raise SiteChallenge(f"{self.t.title} shows a bot check (“verify you are human”) instead of the "
+                                "chat; nothing was sent",
+                                hint=f"Open {self.t.home_url} in the browser ai-bridge uses, complete the check, then "
+                                "ask again. ai-bridge never answers it for you.")
         if st.login and not st.input_found:
             raise LoginRequired(f"{self.t.title} needs you to log in",
                                 hint=f"Open {self.t.home_url} in the browser ai-bridge uses, log in, then retry.")
@@ -327,7 +333,7 @@ class AskFlow:
         by the browser's own error page: `SiteUnreachable` with its error name, not a wait for an input box."""
         try:
             st = await self.page.wait_for(lambda s: s.load_failed or (s.ready == "complete" and (
-                s.input_found or s.login)), self.to.input_s, "the input box")
+                s.input_found or s.login or s.challenge)), self.to.input_s, "the input box")
         except PageTimeout:
             where = await self.dump("no-input")
             raise InputRejected(f"the {self.t.title} input box did not appear within {self.to.input_s:g}s",

@@ -88,8 +88,11 @@ class Anchor(enum.StrEnum):
 # A site offers a tool when its table has that entry.
 TOOL_LABELS = {"deep research": "toolDeepResearch", "web search": "toolWebSearch", "deep think": "toolDeepThink",
                "canvas": "toolCanvas"}
-# An effort that switches a table's effort toggle (Gemini's "Extended thinking") off; any other turns it on.
+# An effort that switches a table's effort toggle (Gemini's "Extended thinking", Claude's "Thinking") off; any other
+# turns it on, except on a table that also has an effort menu (Claude's Effort submenu), where only these turn it on
+# and the rest name a row of that menu.
 OFF_WORDS = frozenset({"standard", "off", "default", "normal", "none"})
+ON_WORDS = frozenset({"on", "thinking", "extended", "think"})
 
 OWN_ANCHORS = frozenset({Anchor.REPORT, Anchor.FEEDBACK, Anchor.CONTENT})
 PLAIN_ANCHORS = frozenset({Anchor.PARAGRAPHS, Anchor.BODY})
@@ -124,8 +127,8 @@ NOT_YET = Completion(False)
 
 @attrs.frozen
 class ProviderTable:
-    name: str  # "chatgpt" | "gemini"
-    title: str  # for messages: "ChatGPT" | "Gemini"
+    name: str  # the site's `ProviderName` value: "chatgpt", "gemini", "claude", "grok", "perplexity"
+    title: str  # for messages: "ChatGPT", "Gemini", ...
     home_url: str
     url_patterns: tuple[str, ...]  # tabs.query patterns of this site
     conversation_re: str  # a URL of an existing conversation
@@ -140,6 +143,11 @@ class ProviderTable:
     # The site gives its limit as an answer (Gemini): a short answer that says so is the limit. ChatGPT shows limits
     # as notices only, so an answer that quotes a limit message is an answer.
     limit_as_answer: bool = False
+    # The model picker marks no row as chosen (no aria-checked): its trigger's own label names the choice (Grok,
+    # grok-2607-model-menu-open.html). The rows are read as checked where their label is the trigger's.
+    choice_on_trigger: bool = False
+    # No send button while the composer is empty (ChatGPT's 2026 composer, Claude's): the probe does not miss it there.
+    send_when_typed: bool = False
     # The entries the user's providers.toml prepends to ("chatgpt.selectors.send"); set by `overrides.apply`.
     overridden: tuple[str, ...] = ()
 

@@ -9,8 +9,8 @@ the watcher never name a site.
 from __future__ import annotations
 
 from ..table import ProviderTable
-from . import chatgpt, gemini
+from . import chatgpt, claude, gemini, grok, perplexity
 
 # In the order the sites are listed everywhere (ProviderName's order).
-TABLES: tuple[ProviderTable, ...] = (chatgpt.TABLE, gemini.TABLE)
+TABLES: tuple[ProviderTable, ...] = (chatgpt.TABLE, gemini.TABLE, claude.TABLE, grok.TABLE, perplexity.TABLE)
 BY_NAME: dict[str, ProviderTable] = {t.name: t for t in TABLES}
