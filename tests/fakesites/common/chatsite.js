@@ -164,13 +164,19 @@ function chatSite(S) {
     if (triggerEl) { triggerEl.setAttribute('aria-expanded', 'false'); triggerEl.setAttribute('data-state', 'closed'); }
   }
 
+  // A menu beside its anchor (a submenu to its right), kept inside the viewport as Radix's collision handling does.
   function popper(anchor, menu, right) {
     const r = anchor.getBoundingClientRect();
-    const left = right ? r.right + 4 : r.left;
-    const top = right ? r.top : Math.max(0, r.top - 260);
     const wrapper = h('div', { 'data-radix-popper-content-wrapper': '', class: 'picker-popper',
-      style: `position: fixed; left: ${left}px; top: ${top}px; z-index: 50; min-width: 220px; background: #fff; border: 1px solid #ddd;` }, menu);
+      style: 'position: fixed; left: 0; top: 0; z-index: 50; min-width: 220px; background: #fff; border: 1px solid #ddd;' }, menu);
     document.body.append(wrapper);
+    const { width, height } = wrapper.getBoundingClientRect();
+    let left = right ? r.right + 4 : r.left;
+    if (left + width > innerWidth - 4) left = right ? Math.max(0, r.left - width - 4) : Math.max(0, innerWidth - width - 4);
+    let top = right ? r.top : r.top - height - 4;
+    top = Math.max(0, Math.min(top, innerHeight - height - 4));
+    wrapper.style.left = `${left}px`;
+    wrapper.style.top = `${top}px`;
     return wrapper;
   }
 
