@@ -157,7 +157,7 @@ async def test_models_files_background_jobs_and_stop_on_the_three_sites(sites: F
         # What each picker offers, in the site's own words: Claude's models (locked ones say so), its Effort submenu
         # and Thinking switch; Grok's four models, chosen one shown only by its trigger.
         listed = (await b.call("list_models", {"provider": "claude"})).structured_content["sites"]["claude"]
-        assert [r["label"] for r in listed["models"]] == ["Sonnet 5", "Opus 4.8", "Fable 5", "Haiku 4.5"]
+        assert [r["label"] for r in listed["models"]] == ["Sonnet 5", "Opus 4.8", "Fable 5", "Haiku 4.5"], listed
         assert {r["label"]: r.get("disabled", False) for r in listed["models"]}["Opus 4.8"] is True
         assert [r["label"] for r in listed["efforts"]] == ["Low", "Medium", "High", "Extra", "Max", "Thinking"]
         assert listed["current"] == {"model": "Sonnet 5", "effort": "Medium"}
@@ -194,17 +194,21 @@ async def test_models_files_background_jobs_and_stop_on_the_three_sites(sites: F
 
         # A background job streams its partial answer, and cancelling it clicks Stop in the page.
         sites.grok.set_next(chunks=200, intervalMs=100, firstTokenMs=100)
+        n = len(sites.grok.log()) + 1
         job = (await b.call("ask_grok_web", {"question": "Write about 7 protocols.", "background": True}))
         job_id = job.structured_content["jobId"]
-        await until(sites.grok, "streaming", n=len(sites.grok.log()) or 1)
+        await until(sites.grok, "streaming", n=n)
         partial: dict[str, Any] = {}
         with trio.fail_after(20):
             while not partial.get("partial", {}).get("grok"):
                 partial = (await b.call("get_answer", {"job_id": job_id, "wait_s": 0.3})).structured_content
         cancelled = (await b.call("cancel_job", {"job_id": job_id})).structured_content
         assert cancelled["status"] == "cancelled" and cancelled["errors"]["grok"]["code"] == "cancelled"
-        n = len(sites.grok.log())
-        await until(sites.grok, "disconnected", n=n)  # Stop was clicked: the page dropped the stream
+        try:
+            await until(sites.grok, "disconnected", n=n)  # Stop was clicked: the page dropped the stream
+        except Exception:
+            print("\n".join(line for line in b.log_text().splitlines() if "grok" in line)[-4000:])
+            raise
 
         # ask_web as a background job: its result keeps the per-site shape, even for one site.
         sites.perplexity.set_next(**FAST)

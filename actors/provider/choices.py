@@ -193,9 +193,11 @@ async def open_menu(page: TabSession, entry: str, what: str) -> list[Row]:
                            "sent", hint=f"Ask without it, or run `ai-bridge doctor --live` (selectors.{entry}).")
     await page.mouse_click(box)
     rows = await _wait_rows(page)
-    if not rows:  # a press the page lost (it was still settling): once more
+    if not rows:  # a press the page lost (it was still settling): once more, where the trigger is now
         page.log.info("%s: the %s did not open at the first press; pressing again", page.t.title, what)
-        await page.mouse_click(box)
+        # The page may have moved under the press: the debugger's infobar appears when the tab is attached and
+        # shrinks the viewport (seen on the fakes: innerHeight 493 → 437), and a thread that grew moves the composer.
+        await page.mouse_click(await trigger_box(page, entry) or box)
         rows = await _wait_rows(page)
     if not rows:
         raise UnknownModel(f"the {page.t.title} {what} did not open its menu; nothing was sent",
