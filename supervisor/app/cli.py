@@ -238,7 +238,10 @@ def parser() -> argparse.ArgumentParser:
                    help="run this scenario (repeatable; default: all)")
     k.add_argument("--tag", dest="tags", action="append", default=[], metavar="TAG",
                    help="run only scenarios with this tag (repeatable: every tag given; smoke, regression, chatgpt, "
-                   "gemini, thinking, parallel, code)")
+                   "gemini, claude, grok, perplexity, thinking, parallel, code)")
+    k.add_argument("--provider", choices=SITE_CHOICES, default="both",
+                   help="run only the scenarios of these sites: one site, both (ChatGPT and Gemini, the default) or "
+                   "all (every site)")
 
     c = sub.add_parser("console", help="live inspection of a running server (actor tree, tasks, faults)",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -452,7 +455,7 @@ def _command(args: argparse.Namespace) -> int:
         from .check.run import check_main
 
         opts = Options(tuple(args.scenario_files), tuple(args.ids), tuple(args.tags), args.list_only, args.dry_run,
-                       args.debug)
+                       args.debug, args.provider)
         return trio.run(check_main, config, opts)
     if args.command == "ask":
         from .ask import AskExtras, ask_main
