@@ -206,3 +206,23 @@ async def test_a_row_marked_upgrade_is_locked(monkeypatch: pytest.MonkeyPatch) -
 
     got = await choices._rows(Page())  # type: ignore[arg-type]
     assert [(r.label, r.disabled) for r in got] == [("Opus 4.8", True), ("Sonnet 5", False)]
+
+
+# --- a send button the table no longer names ------------------------------------------------------------------------
+
+
+async def test_a_send_button_nobody_can_find_does_not_hold_the_ask_for_a_minute(
+        autojump_clock: trio.testing.MockClock) -> None:
+    """Found by the drift runs on the newer fakes: Claude's "Send message" relabelled "Submit" left the ask waiting
+    send_button_s (60 s) for a button no selector names, past a 45 s deadline. Now Enter has its turn once neither a
+    send nor a stop button showed for send_confirm_s."""
+    async with trio.open_nursery() as nursery:
+        # The editor shows the typed text; no send button is ever found (a fake page's click needs one).
+        page = FakePage(nursery, state=ps(url=claude.TABLE.home_url, send_found=False))
+        r = make_flow(page, claude.TABLE, timeout_s=45)
+        t0 = trio.current_time()
+        out = await r.flow.run()
+        nursery.cancel_scope.cancel()
+    assert page.submitted == ["What is 6 times 7?"] and r.flow.send_method == "enter"
+    assert trio.current_time() - t0 < claude.TABLE.timeouts.send_button_s / 2
+    assert out.answer
