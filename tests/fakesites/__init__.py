@@ -66,7 +66,7 @@ Pages: ``https://chatgpt.com/`` (and ``/c/<uuid>``), ``https://gemini.google.com
 ``/`` redirects to ``/app``).
 
 Control API (the same on every site, on the site's own port; JSON in and out)
-========================================================================
+=============================================================================
 
 ``POST /__control`` — script what comes next. Body fields (all optional):
 
