@@ -226,3 +226,24 @@ async def test_a_send_button_nobody_can_find_does_not_hold_the_ask_for_a_minute(
     assert page.submitted == ["What is 6 times 7?"] and r.flow.send_method == "enter"
     assert trio.current_time() - t0 < claude.TABLE.timeouts.send_button_s / 2
     assert out.answer
+
+
+# --- the command line --------------------------------------------------------------------------------------------
+
+
+def test_ask_takes_any_site_both_or_all_and_a_flag_for_one_site() -> None:
+    from supervisor.app.ask import AskExtras, choices_of
+    from supervisor.app.cli import parser
+    from supervisor.errors import InvalidArgument
+
+    for value in ("claude", "grok", "perplexity", "all", "both"):
+        assert parser().parse_args(["ask", "--provider", value, "q"]).provider == value
+    with pytest.raises(SystemExit):
+        parser().parse_args(["ask", "--provider", "copilot", "q"])
+    every = list(sites_named("all"))
+    got = dict(choices_of(AskExtras(models=("claude:Haiku", "grok:Expert"), efforts=("claude:max",)), every))
+    assert got == {ProviderName.CLAUDE: Choice("Haiku", "max"), ProviderName.GROK: Choice("Expert")}
+    with pytest.raises(InvalidArgument, match="grok has no tool 'deep think'"):
+        choices_of(AskExtras(tools=("grok:deep think",)), every)
+    with pytest.raises(InvalidArgument, match="is for perplexity, which this ask does not ask"):
+        choices_of(AskExtras(models=("perplexity:Sonar",)), list(PAIR))
