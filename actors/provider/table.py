@@ -146,7 +146,9 @@ class ProviderTable:
     # The model picker marks no row as chosen (no aria-checked): its trigger's own label names the choice (Grok,
     # grok-2607-model-menu-open.html). The rows are read as checked where their label is the trigger's.
     choice_on_trigger: bool = False
-    # No send button while the composer is empty (ChatGPT's 2026 composer, Claude's): the probe does not miss it there.
+    # No send button while the composer is empty, and nothing else standing in its place (Claude's composer): the probe
+    # does not miss it there. (ChatGPT's 2026 composer has its voice button there instead: `selectors.voice`. Its
+    # 2025 page shows the send button always, so a renamed one is found missing there.)
     send_when_typed: bool = False
     # The entries the user's providers.toml prepends to ("chatgpt.selectors.send"); set by `overrides.apply`.
     overridden: tuple[str, ...] = ()

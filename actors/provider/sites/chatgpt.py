@@ -137,5 +137,4 @@ TABLE = ProviderTable(
     # The whole turn before its paragraphs: a turn whose content class was renamed keeps its code blocks and tables
     # read by the turn (issue 37); the paragraphs are plain text.
     anchors=(Anchor.CONTENT, Anchor.TURN, Anchor.PARAGRAPHS, Anchor.BODY),
-    send_when_typed=True,
 )
