@@ -19,10 +19,12 @@ from .conftest import REPO
 from .e2e import Bridge, open_bridge, requires_chromium
 from .fakesites.fixture import FakeSites, SiteControl
 from .fakesites.scripting import RATE_LIMIT_TEXT, answer_ref
+from .test_e2e_asks import hide
 
 pytestmark = [requires_chromium, pytest.mark.chromium]
 
 SITES = ("claude", "grok", "perplexity")
+ORIGINS = {"claude": "https://claude.ai/", "grok": "https://grok.com/", "perplexity": "https://www.perplexity.ai/"}
 FAST = {"chunks": 4, "intervalMs": 40, "firstTokenMs": 100}
 STREAMED = {"chunks": 8, "intervalMs": 150, "firstTokenMs": 100}  # long enough for partial answers (every 0.5 s)
 ANSWER = ("## Plan\n\nA table:\n\n| Step | Cost |\n| :--- | ---: |\n| parse | 2 |\n| build | 40 |\n\n"
@@ -99,6 +101,18 @@ async def test_three_sites_answer_in_markdown_keep_their_conversations_and_fail_
             log = sites.site(site).log()
             assert log[2]["conversationId"] != log[0]["conversationId"] and third[site]["url"] != first[site]["url"]
 
+        # An answer finishing while its window is minimized (a hidden page renders no answer text): read whole.
+        q4 = "While hidden: name 3 sorting algorithms."
+        async with b.devtools() as dt:
+            for site, origin in ORIGINS.items():
+                sites.site(site).set_next(chunks=6, intervalMs=100, firstTokenMs=100)
+                [page] = await dt.pages(origin)
+                await hide(dt, page["targetId"], "minimized")
+            hidden = await ask_all(b, q4)
+        for site in SITES:
+            assert answer_of(hidden[site], site).endswith("That is all."), (site, hidden[site]["answer"][-200:])
+            assert answer_ref(q4) in hidden[site]["answer"]
+
         # One site failing still returns the others: a limit in Claude's alert band, Grok's stream breaking
         # ("Something went wrong" with Retry), Perplexity answering.
         claude.set_next(rateLimited=True, notice="banner", firstTokenMs=100)
@@ -111,7 +125,7 @@ async def test_three_sites_answer_in_markdown_keep_their_conversations_and_fail_
         assert RATE_LIMIT_TEXT["claude"]["en"][:30] in mixed["claude"]["error"]["message"]
         assert mixed["grok"]["error"]["code"] == "site_error"
         assert answer_ref("What is 2 plus 2?") in answer_of(mixed["perplexity"], "perplexity")
-        assert [len(sites.site(s).log()) for s in SITES] == [4, 4, 4]  # nothing was sent twice
+        assert [len(sites.site(s).log()) for s in SITES] == [5, 5, 5]  # nothing was sent twice
 
         # A login page, a bot check, as a new chat loads: typed errors at once, nothing typed or sent. (Claude
         # answers meanwhile.)
@@ -124,7 +138,7 @@ async def test_three_sites_answer_in_markdown_keep_their_conversations_and_fail_
         assert walls["perplexity"]["error"]["code"] == "site_challenge"
         assert "complete the check" in walls["perplexity"]["error"]["hint"]
         assert answer_ref("Name 1 color.") in answer_of(walls["claude"], "claude")
-        assert (len(grok.log()), len(perplexity.log()), grok.full_log()["sends"]) == (4, 4, 4)
+        assert (len(grok.log()), len(perplexity.log()), grok.full_log()["sends"]) == (5, 5, 5)
 
         # A conversation deleted on the site: the ask says so and goes to a new chat of the same project.
         perplexity.set_page()
