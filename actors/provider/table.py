@@ -125,6 +125,16 @@ class Completion:
 NOT_YET = Completion(False)
 
 
+def settled(s: PageState, w: Watch) -> Completion:
+    """The rules behind a site's own signal, whatever its markup is called (issue 37): the stop control seen and gone
+    with the page quiet, else the text unchanged for 5 s. The newer sites' tables end their rules with it."""
+    if w.saw_stop and not s.stop and w.quiet_s >= QUIET_S and s.last_len > 0:
+        return Completion(True, "stop gone, page quiet")
+    if w.text_stable_s >= 5 and s.last_len > 0:
+        return Completion(True, "text stable for 5 s")
+    return NOT_YET
+
+
 @attrs.frozen
 class ProviderTable:
     name: str  # the site's `ProviderName` value: "chatgpt", "gemini", "claude", "grok", "perplexity"

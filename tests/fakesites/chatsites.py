@@ -104,7 +104,7 @@ def create_chat_app(site: SiteState, spec: ChatSpec, *, host: str) -> QuartTrio:
     @app.get("/_fake/app.js")
     async def app_js() -> Response:
         return server._script("common/vendor/markdown-it.min.js", "common/markdown.js", "common/uploads.js",
-                              "common/drift.js", "common/chatsite.js", f"{spec.name}/app.js")
+                              "common/drift.js", "common/sse.js", "common/chatsite.js", f"{spec.name}/app.js")
 
     @app.get("/_fake/app.css")
     async def app_css() -> Response:

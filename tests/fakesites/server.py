@@ -256,8 +256,7 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
     @app.get("/cdn/assets/app.js")
     async def app_js() -> Response:
         return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "common/uploads.js", "common/drift.js",
-                       "chatgpt/app.js",
-                       "chatgpt/menus.js")
+                       "common/sse.js", "chatgpt/app.js", "chatgpt/menus.js")
 
     @app.get("/cdn/assets/app.css")
     async def app_css() -> Response:

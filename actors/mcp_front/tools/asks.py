@@ -369,15 +369,26 @@ def _started(view: JobView) -> Result:
     return Result(text=text, structured={"jobId": view.job_id, "status": view.status.value})
 
 
-def ask_one(provider: ProviderName, start_job: Callable[[FrontDeps, ToolCall, AskArgs], Awaitable[JobView]]
-            ) -> Callable[[FrontDeps, ToolCall, AskArgs], Awaitable[Result]]:
+StartJobFn = Callable[[FrontDeps, ToolCall, AskArgs], Awaitable[JobView]]
+
+
+async def _answered_early(deps: FrontDeps, call: ToolCall, args: AskArgs, start_job: StartJobFn) -> Result | None:
+    """What every ask tool does before it asks: a dry run is answered, a costly ask confirmed, a background ask
+    started as a job. None: ask now."""
+    if args.dry_run:
+        return await dry_run_result(deps, args)
+    if deps.config.confirm_costly:
+        await confirm_costly(call, args.choices())
+    if args.background:
+        return _started(await start_job(deps, call, args))
+    return None
+
+
+def ask_one(provider: ProviderName, start_job: StartJobFn) -> Callable[[FrontDeps, ToolCall, AskArgs],
+                                                                       Awaitable[Result]]:
     async def handler(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
-        if args.dry_run:
-            return await dry_run_result(deps, args)
-        if deps.config.confirm_costly:
-            await confirm_costly(call, args.choices())
-        if args.background:
-            return _started(await start_job(deps, call, args))
+        if (early := await _answered_early(deps, call, args, start_job)) is not None:
+            return early
         msg = await _message(deps, call, args)
         pump = _ProgressPump(call)
         try:
@@ -395,8 +406,7 @@ def ask_one(provider: ProviderName, start_job: Callable[[FrontDeps, ToolCall, As
 
 
 def ask_many(tool: str, sites: Callable[[AskArgs], tuple[ProviderName, ...]]
-             ) -> tuple[Callable[[FrontDeps, ToolCall, AskArgs], Awaitable[Result]],
-                        Callable[[FrontDeps, ToolCall, AskArgs], Awaitable[JobView]]]:
+             ) -> tuple[Callable[[FrontDeps, ToolCall, AskArgs], Awaitable[Result]], StartJobFn]:
     """The handler and job starter of a tool that asks several sites at once: each site in parallel, one failing
     still returns the others' answers."""
 
@@ -404,12 +414,8 @@ def ask_many(tool: str, sites: Callable[[AskArgs], tuple[ProviderName, ...]]
         return await starter(tool, sites(args))(deps, call, args)
 
     async def handler(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
-        if args.dry_run:
-            return await dry_run_result(deps, args)
-        if deps.config.confirm_costly:
-            await confirm_costly(call, args.choices())
-        if args.background:
-            return _started(await start_job(deps, call, args))
+        if (early := await _answered_early(deps, call, args, start_job)) is not None:
+            return early
         msg = await _message(deps, call, args)
         pump = _ProgressPump(call)
         results: dict[ProviderName, AskResult | ErrorInfo] = {}

@@ -9,7 +9,7 @@ with its source: the send and stop buttons show only while typing or streaming (
 from __future__ import annotations
 
 from ..page import PageState
-from ..table import NOT_YET, QUIET_S, Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch
+from ..table import NOT_YET, Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch, settled
 
 # Cloudflare's interstitial and its widget (claude.ai is behind Cloudflare): the same on every site that uses it.
 CHALLENGE_SELECTORS = ("#challenge-stage", "#challenge-form", ".cf-turnstile",
@@ -27,11 +27,7 @@ def completion(s: PageState, w: Watch) -> Completion:
         return NOT_YET
     if s.last_has_feedback:
         return Completion(True, "action bar on the new response")
-    if w.saw_stop and w.quiet_s >= QUIET_S and s.last_len > 0:
-        return Completion(True, "stop gone, page quiet")
-    if w.text_stable_s >= 5 and s.last_len > 0:
-        return Completion(True, "text stable for 5 s")
-    return NOT_YET
+    return settled(s, w)
 
 
 TABLE = ProviderTable(

@@ -10,7 +10,7 @@ captured: the turn's action buttons, the stop button and the notices are guesses
 from __future__ import annotations
 
 from ..page import PageState
-from ..table import NOT_YET, QUIET_S, Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch
+from ..table import NOT_YET, Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch, settled
 from .claude import CHALLENGE_LABELS, CHALLENGE_SELECTORS
 
 
@@ -24,11 +24,7 @@ def completion(s: PageState, w: Watch) -> Completion:
         return Completion(True, "action buttons on the new response")
     if w.saw_stop and s.send_found:
         return Completion(True, "submit button back")
-    if w.saw_stop and w.quiet_s >= QUIET_S and s.last_len > 0:
-        return Completion(True, "stop gone, page quiet")
-    if w.text_stable_s >= 5 and s.last_len > 0:
-        return Completion(True, "text stable for 5 s")
-    return NOT_YET
+    return settled(s, w)
 
 
 TABLE = ProviderTable(

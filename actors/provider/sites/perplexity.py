@@ -10,7 +10,7 @@ guess, marked so (RESEARCH.md section 7).
 from __future__ import annotations
 
 from ..page import PageState
-from ..table import NOT_YET, QUIET_S, Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch
+from ..table import NOT_YET, Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch, settled
 from .claude import CHALLENGE_LABELS, CHALLENGE_SELECTORS
 
 
@@ -22,11 +22,7 @@ def completion(s: PageState, w: Watch) -> Completion:
         return NOT_YET
     if s.last_has_feedback:
         return Completion(True, "action bar on the new answer")
-    if w.saw_stop and w.quiet_s >= QUIET_S and s.last_len > 0:
-        return Completion(True, "stop gone, page quiet")
-    if w.text_stable_s >= 5 and s.last_len > 0:
-        return Completion(True, "text stable for 5 s")
-    return NOT_YET
+    return settled(s, w)
 
 
 TABLE = ProviderTable(

@@ -246,24 +246,6 @@ function chatSite(S) {
     }).catch(() => {});
   }
 
-  async function readEvents(response, onEvent) {
-    const reader = response.body.getReader();
-    const decoder = new TextDecoder();
-    let buf = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buf += decoder.decode(value, { stream: true });
-      let cut;
-      while ((cut = buf.indexOf('\n\n')) >= 0) {
-        const block = buf.slice(0, cut);
-        buf = buf.slice(cut + 2);
-        const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
-        if (data) onEvent(data === '[DONE]' ? { type: 'done' } : JSON.parse(data));
-      }
-    }
-  }
-
   function showLimit(place, text, messageId) {
     if (place === 'alert') thread.append(h('div', { role: 'alert', class: 'limit-alert' }, text));
     else if (place === 'toast') S.toast(text);
