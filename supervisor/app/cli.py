@@ -20,8 +20,8 @@ RAW_HELP = ("print the answers as the page gave them, control characters include
             "sequences and other control characters are shown escaped, so a page cannot write to your terminal)")
 
 DESCRIPTION = """\
-ai-bridge lets coding agents (Claude Code, Codex, Cursor, ...) ask ChatGPT and Gemini through their web UIs in
-your own logged-in browser, through a Chrome extension. No API keys.
+ai-bridge lets coding agents (Claude Code, Codex, Cursor, ...) ask ChatGPT, Gemini, Claude, Grok and Perplexity
+through their web UIs in your own logged-in browser, through a Chrome extension. No API keys.
 
 Typical use: register `ai-bridge serve` as an MCP server in your agent; check the set-up with `ai-bridge doctor`.
 """
