@@ -247,3 +247,18 @@ def test_ask_takes_any_site_both_or_all_and_a_flag_for_one_site() -> None:
         choices_of(AskExtras(tools=("grok:deep think",)), every)
     with pytest.raises(InvalidArgument, match="is for perplexity, which this ask does not ask"):
         choices_of(AskExtras(models=("perplexity:Sonar",)), list(PAIR))
+
+
+# --- the imitations' control API ----------------------------------------------------------------------------------
+
+
+@pytest.mark.process
+def test_one_reset_resets_every_imitation(sites: Any) -> None:
+    sites.claude.set_next(text="held")
+    sites.grok.set_page(login=True)
+    sites.perplexity.delete_conversation("question-gone")
+    sites.reset()
+    assert sites.claude.state()["queue"] == [] and sites.grok.state()["page"]["login"] is False
+    assert sites.perplexity.state()["deleted"] == []
+    assert sites.host_resolver_rules().startswith(f"MAP chatgpt.com 127.0.0.1:{sites.ports['chatgpt']}, ")
+    assert f"MAP www.perplexity.ai 127.0.0.1:{sites.ports['perplexity']}" in sites.host_resolver_rules()

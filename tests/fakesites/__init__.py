@@ -196,5 +196,6 @@ machine, same wall clock). It arrives by a telemetry request a few ms after the 
 Stuck / never-answered / stopped answers have none, nor do limits shown outside a turn. In a hidden tab the UI
 still goes idle (text empty) and that moment is reported. ``pages`` lists page loads (path, time, page options).
 
-``POST /__reset`` — clear the queue, page options, log and conversations; ends hanging streams.
+``POST /__reset`` — clear the queue, page options, log and conversations; ends hanging streams. ``?all=1``: every
+site of the server at once.
 """

@@ -173,8 +173,8 @@ class FakeSites:
         return flags.chromium_args(self.ports, self.spki, blanket_cert_errors=blanket_cert_errors)
 
     def reset(self) -> None:
-        for control in self.controls.values():
-            control.reset()
+        """Every site reset, in one request to one of them."""
+        self.chatgpt.request("POST", "/__reset?all=1", {})
 
     def close(self, timeout: float = 5.0) -> None:
         proc = self.proc

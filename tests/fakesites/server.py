@@ -165,7 +165,10 @@ def _add_control_routes(app: QuartTrio, site: SiteState) -> None:
 
     @app.post("/__reset")
     async def reset() -> Response:
-        site.reset()
+        # ?all=1: every site of this server at once (FakeSites.reset: one request where five would each cost a TLS
+        # handshake, before every test).
+        for each in app.config.get("EVERY_SITE", [site]) if request.args.get("all") else [site]:
+            each.reset()
         return _json({"ok": True})
 
     @app.get("/favicon.ico")
@@ -562,6 +565,8 @@ async def serve_sites(*, ports: dict[str, int] | None = None, host: str = "127.0
     apps = {"chatgpt": create_chatgpt_app(sites["chatgpt"]), "gemini": create_gemini_app(sites["gemini"]),
             **{name: chatsites.create_chat_app(sites[name], spec, host=HOSTS[name][0])
                for name, spec in chatsites.SPECS.items()}}
+    for app in apps.values():
+        app.config["EVERY_SITE"] = list(sites.values())
     async with trio.open_nursery() as nursery:
         bound: dict[str, int] = {}
         for name in SITES:
