@@ -262,3 +262,33 @@ def test_one_reset_resets_every_imitation(sites: Any) -> None:
     assert sites.perplexity.state()["deleted"] == []
     assert sites.host_resolver_rules().startswith(f"MAP chatgpt.com 127.0.0.1:{sites.ports['chatgpt']}, ")
     assert f"MAP www.perplexity.ai 127.0.0.1:{sites.ports['perplexity']}" in sites.host_resolver_rules()
+
+
+# --- ask_web's arguments ------------------------------------------------------------------------------------------
+
+
+def test_ask_web_takes_any_set_of_sites_each_once_with_their_own_choices() -> None:
+    import pydantic
+
+    from actors.mcp_front.tools import TOOLS
+    from actors.mcp_front.tools.asks import SitesAskArgs
+    from supervisor.errors import InvalidArgument
+
+    tool = TOOLS["ask_web"]
+    args = tool.parse({"question": "q?", "sites": ["perplexity", "claude"],
+                       "choices": {"claude": {"model": "Sonnet 5", "effort": "high"}}})
+    assert isinstance(args, SitesAskArgs)
+    assert args.providers() == (ProviderName.CLAUDE, ProviderName.PERPLEXITY)  # the sites' order, not the caller's
+    assert args.choices() == ((ProviderName.CLAUDE, Choice("Sonnet 5", "high")), (ProviderName.PERPLEXITY, Choice()))
+    for bad in ({"sites": []}, {"sites": ["claude", "claude"]}, {"sites": ["copilot"]},
+                {"sites": ["grok"], "choices": {"bard": {"model": "x"}}}, {"sites": ["grok"], "choices": {}}):
+        with pytest.raises((pydantic.ValidationError, InvalidArgument)):
+            tool.parse({"question": "q?", **bad})
+    unasked = tool.parse({"question": "q?", "sites": ["grok"], "choices": {"claude": {"model": "Haiku"}}})
+    with pytest.raises(InvalidArgument, match="choices name claude, which is not among the sites asked"):
+        unasked.choices()
+    no_tool = tool.parse({"question": "q?", "sites": ["grok"], "choices": {"grok": {"tools": ["deep think"]}}})
+    with pytest.raises(InvalidArgument, match="grok has no tool 'deep think'"):
+        no_tool.choices()
+    ok = tool.parse({"question": "q?", "sites": ["gemini"], "choices": {"gemini": {"tools": ["Deep Think"]}}})
+    assert ok.choices() == ((ProviderName.GEMINI, Choice(tools=("deep think",))),)
