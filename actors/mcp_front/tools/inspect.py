@@ -10,7 +10,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from supervisor.errors import BridgeError
 
-from ...protocol.common import ProviderName
+from ...protocol.common import PAIR, ProviderName
 from ...protocol.provider import GetDom, Offered, Probe, Snapshot, provider_address
 from ..deps import FrontDeps, ToolCall, dumps
 from ..toolkit import Absent, Annotations, Args, ErrorOnly, Output, Result, Tool
@@ -52,8 +52,8 @@ class DomOut(Output):
 
 
 class ModelsArgs(Args):
-    provider: Annotated[ProviderName, Field(strict=False, description=f"Which site: {SITES} (default: every "
-                                             "site).")] | SkipJsonSchema[None] = None
+    provider: Annotated[ProviderName, Field(strict=False, description=f"Which site: {SITES} (default: chatgpt "
+                                             "and gemini, as `ai-bridge models`).")] | SkipJsonSchema[None] = None
 
 
 class RowOut(Output):
@@ -77,7 +77,7 @@ class ModelsOut(Output):
 
 
 async def list_models(deps: FrontDeps, call: ToolCall, args: ModelsArgs) -> Result:
-    sites = [args.provider] if args.provider else list(ProviderName)
+    sites = [args.provider] if args.provider else list(PAIR)
     got: dict[ProviderName, Offered | BridgeError] = {}
 
     async def one(p: ProviderName) -> None:
