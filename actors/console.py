@@ -164,9 +164,9 @@ def show(value: Any) -> str:
 # --- the namespace ------------------------------------------------------------------------------------------------
 
 
-ADDRESSES: dict[str, Address[Any]] = {a.name: a for a in (
-    relay.RELAY, discovery.DISCOVERY, browser.BROWSER, session_store.SESSION_STORE, jobs.JOBS, provider.CHATGPT,
-    provider.GEMINI)}
+_SERVICES: tuple[Address[Any], ...] = (relay.RELAY, discovery.DISCOVERY, browser.BROWSER, session_store.SESSION_STORE,
+                                      jobs.JOBS)
+ADDRESSES: dict[str, Address[Any]] = {a.name: a for a in (*_SERVICES, *provider.ADDRESSES.values())}
 
 
 class _Protocol:

@@ -58,6 +58,25 @@ export default Object.freeze(/*JSON*/{
         "gemini.google.com",
         "googleusercontent.com"
       ]
+    },
+    "claude": {
+      "title": "Claude",
+      "origins": [
+        "https://claude.ai"
+      ]
+    },
+    "grok": {
+      "title": "Grok",
+      "origins": [
+        "https://grok.com"
+      ]
+    },
+    "perplexity": {
+      "title": "Perplexity",
+      "origins": [
+        "https://www.perplexity.ai",
+        "https://perplexity.ai"
+      ]
     }
   }
 }/*END*/);

@@ -25,8 +25,8 @@ BROWSER_MODES = ("auto", "connect", "launch")
 CHANNELS = ("stable", "beta", "dev", "canary")  # Google Chrome release channels (seed 000's --channel)
 LOG_LEVELS = ("debug", "info", "warning", "error")
 # Tool families `serve` lists (docs/tools.md#which-tools-are-listed); "asks" is the default, and "browser" joins it
-# when browser tools are allowed a domain.
-TOOL_SETS = ("asks", "browser", "all")
+# when browser tools are allowed a domain; "sites" lists the one-site asks of the sites ask_web reaches.
+TOOL_SETS = ("asks", "sites", "browser", "all")
 PORTS = SHARED.discovery_ports
 PORT_RANGE = f"{PORTS.start}-{PORTS.stop - 1}"
 

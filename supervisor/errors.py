@@ -213,6 +213,13 @@ class SiteError(ProviderError):
     code = "site_error"
 
 
+class SiteChallenge(ProviderError):
+    """The site shows a bot check (Cloudflare's "Verify you are human") instead of the chat: a person must complete
+    it in the browser; nothing was sent."""
+
+    code = "site_challenge"
+
+
 class InputRejected(ProviderError):
     code = "input_rejected"
 

@@ -433,6 +433,6 @@ def shared_chromiums():  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def sites(fakesites_session):  # type: ignore[no-untyped-def]
-    """The fake ChatGPT and Gemini sites, reset for each test."""
+    """The fake sites (ChatGPT, Gemini, Claude, Grok, Perplexity), reset for each test."""
     fakesites_session.reset()
     return fakesites_session

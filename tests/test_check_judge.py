@@ -42,7 +42,8 @@ def names(verdicts: list, passed: bool) -> set[str]:  # type: ignore[type-arg]
 
 
 def test_first_anchors_are_the_tables() -> None:
-    assert FIRST_ANCHOR == {C: "content", G: "content"}  # Gemini's report anchor reads Deep Research turns only
+    # Gemini's report anchor reads Deep Research turns only; every site reads its answer by its content first.
+    assert FIRST_ANCHOR == {p: "content" for p in ProviderName}
 
 
 def test_a_good_answer_passes_every_assertion() -> None:
@@ -204,8 +205,13 @@ def run_cli(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def test_cli_list_and_selection(run_cli) -> None:  # type: ignore[no-untyped-def]
-    code, out, _ = run_cli("--list")
+    code, out, _ = run_cli("--list")  # the ChatGPT and Gemini scenarios by default; every site's with --provider all
+    assert code == 0 and all((f". {i}  [" in out) == (SHIPPED[i].providers[0].value in ("chatgpt", "gemini"))
+                             for i in SHIPPED), out
+    code, out, _ = run_cli("--list", "--provider", "all")
     assert code == 0 and all(f". {i}  [" in out for i in SHIPPED)
+    code, out, _ = run_cli("--list", "--provider", "perplexity")
+    assert code == 0 and out.count("  [") == 1 and ". perplexity-new-chat  [smoke, perplexity]" in out
     code, out, _ = run_cli("--list", "--tag", "gemini", "--tag", "code")
     assert code == 0 and ". gemini-code-block  [smoke, gemini, code]" in out and "chatgpt" not in out
     code, out, _ = run_cli("--dry-run", "--id", "gemini-existing-chat")

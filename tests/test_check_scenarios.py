@@ -11,12 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.protocol.common import ProviderName
+from actors.protocol.common import PAIR, ProviderName
 from supervisor.app.check import relevance as rel
 from supervisor.app.check import scenarios as sc
 
 SEED_IDS = ["chatgpt-new-chat", "chatgpt-existing-chat", "chatgpt-thinking-mode", "chatgpt-code-block",
             "chatgpt-long-response", "gemini-new-chat", "gemini-existing-chat", "gemini-code-block", "parallel-query"]
+# Issue 40: the three newer sites' own, run by `check --provider <site>` or `all` (the default runs the seeds').
+SITES_IDS = ["claude-new-chat", "grok-code-block", "perplexity-new-chat", "sites-parallel-query"]
 
 
 def good(**over: Any) -> dict[str, Any]:
@@ -42,15 +44,22 @@ def problems(tmp_path: Path, scenarios: list[Any], **top: Any) -> list[str]:
 # --- the shipped file ------------------------------------------------------------------------------------------------
 
 
-def test_shipped_scenarios_are_the_seeds_nine() -> None:
+def test_shipped_scenarios_are_the_seeds_nine_and_the_newer_sites_four() -> None:
     shipped = sc.load()
-    assert [s.id for s in shipped] == SEED_IDS
+    assert [s.id for s in shipped] == [*SEED_IDS, *SITES_IDS]
+    assert [s.id for s in sc.select(shipped, sites=PAIR)] == SEED_IDS  # `check` by default
+    assert [s.id for s in sc.select(shipped, sites=(ProviderName.GROK,))] == ["grok-code-block"]
+    assert sc.select(shipped, tags=["parallel"])[-1].providers == (ProviderName.CLAUDE, ProviderName.GROK,
+                                                                   ProviderName.PERPLEXITY)
+    with pytest.raises(sc.ScenarioError, match="--id claude-new-chat: it asks claude, which --provider leaves out"):
+        sc.select(shipped, ids=["claude-new-chat"], sites=PAIR)
+    shipped = [s for s in shipped if s.id in SEED_IDS]
     by_id = {s.id: s for s in shipped}
     assert by_id["parallel-query"].providers == (ProviderName.CHATGPT, ProviderName.GEMINI)
     assert by_id["parallel-query"].assertions.bothMustSucceed
     assert by_id["chatgpt-existing-chat"].follow_up == "chatgpt-new-chat"
     assert by_id["gemini-existing-chat"].follow_up == "gemini-new-chat"
-    assert {t.value for s in shipped for t in s.tags} == {t.value for t in sc.Tag}
+    assert {t.value for s in sc.load() for t in s.tags} == {t.value for t in sc.Tag}
     # seed 10.3: smoke = new chat, parallel, code block; regression = existing chat, thinking
     assert {s.id for s in shipped if sc.Tag.SMOKE in s.tags} == {
         "chatgpt-new-chat", "chatgpt-code-block", "gemini-new-chat", "gemini-code-block", "parallel-query"}
@@ -65,7 +74,7 @@ def test_shipped_scenarios_are_the_seeds_nine() -> None:
 
 def test_user_file_adds_scenarios_after_the_shipped_ones(tmp_path: Path) -> None:
     got = sc.load([write(tmp_path, [good()])])
-    assert [s.id for s in got] == [*SEED_IDS, "my-check"]
+    assert [s.id for s in got] == [*SEED_IDS, *SITES_IDS, "my-check"]
     assert got[-1].source == str(tmp_path / "mine.json")
 
 
@@ -77,7 +86,7 @@ def test_user_file_adds_scenarios_after_the_shipped_ones(tmp_path: Path) -> None
     ({"tags": ["chatgpt", "nightly"]}, "unknown tag 'nightly'"),
     ({"tags": "chatgpt"}, "tags: Input should be a valid list"),
     ({"tags": []}, "tags: List should have at least 1 item"),
-    ({"providers": ["bard"]}, "providers.0: Input should be 'chatgpt' or 'gemini'"),
+    ({"providers": ["bard"]}, "providers.0: Input should be 'chatgpt', 'gemini', 'claude', 'grok' or 'perplexity'"),
     ({"id": "Bad Id"}, "id: String should match pattern"),
     ({"question": 42}, "question: Input should be a valid string"),
     ({"timeoutS": -1}, "timeoutS: Input should be greater than 0"),
@@ -90,9 +99,10 @@ def test_user_file_adds_scenarios_after_the_shipped_ones(tmp_path: Path) -> None
     ({"tags": ["chatgpt", "chatgpt"]}, "tags: listed twice"),
     ({"tags": ["smoke"]}, "a chatgpt scenario carries the 'chatgpt' tag"),
     ({"tags": ["chatgpt", "gemini"]}, "'gemini' on a scenario that only asks chatgpt"),
-    ({"tags": ["chatgpt", "parallel"]}, "'parallel' needs both providers"),
+    ({"tags": ["chatgpt", "grok"]}, "'grok' on a scenario that only asks chatgpt"),
+    ({"tags": ["chatgpt", "parallel"]}, "'parallel' needs two providers or more"),
     ({"providers": ["chatgpt", "gemini"], "tags": ["smoke"]}, "carries the 'parallel' tag"),
-    ({"assertions": {"bothMustSucceed": True}}, "bothMustSucceed: only for a scenario that asks both"),
+    ({"assertions": {"bothMustSucceed": True}}, "bothMustSucceed: only for a scenario that asks several"),
     ({"followUp": "nowhere"}, "followUp 'nowhere' is not a scenario listed before it"),
     ({"followUp": "gemini-new-chat"}, "followUp 'gemini-new-chat' asks gemini, not chatgpt"),
     ({"followUp": "chatgpt-existing-chat"}, "is itself a follow-up"),
@@ -163,7 +173,8 @@ def test_select_by_ids_and_every_tag() -> None:
     every = sc.load()
     assert [s.id for s in sc.select(every, tags=["gemini"])] == [
         "gemini-new-chat", "gemini-existing-chat", "gemini-code-block"]
-    assert [s.id for s in sc.select(every, tags=["smoke", "code"])] == ["chatgpt-code-block", "gemini-code-block"]
+    assert [s.id for s in sc.select(every, tags=["smoke", "code"])] == ["chatgpt-code-block", "gemini-code-block",
+                                                                         "grok-code-block"]
     assert [s.id for s in sc.select(every, ids=["parallel-query", "chatgpt-new-chat"])] == [
         "chatgpt-new-chat", "parallel-query"]
     with pytest.raises(sc.ScenarioError, match="--id nope: no such scenario"):

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from actors.provider import chatgpt, gemini
 from actors.provider.choices import CHOICES, KEYS, Row, match_label, match_row
 from actors.provider.page import Box
+from actors.provider.sites import chatgpt, gemini
 from actors.provider.table import ProviderTable
 from supervisor.errors import UnknownModel
 

@@ -23,7 +23,7 @@ import pytest
 
 from actors.protocol.common import ProviderName
 from actors.protocol.provider import ProbeReport, ProbeStatus
-from actors.provider import chatgpt, gemini
+from actors.provider.sites import chatgpt, gemini
 from supervisor.app import saved_page
 from supervisor.app.saved_page import PageFileError, PageResult, probe_pages, read_saved_page
 
@@ -245,7 +245,7 @@ def test_a_page_of_neither_site_asks_for_provider(tmp_path: Path) -> None:
     with pytest.raises(PageFileError, match="--provider"):
         saved_page.detect_provider(read_saved_page(write(tmp_path, "x.html", "<html><body>hi</body></html>")))
     both = '<user-query></user-query><div data-message-author-role="user"></div>'
-    with pytest.raises(PageFileError, match="both"):
+    with pytest.raises(PageFileError, match="markup of ChatGPT and Gemini"):
         saved_page.detect_provider(read_saved_page(write(tmp_path, "y.html", both)))
 
 
@@ -295,7 +295,7 @@ def test_cli_usage_errors_exit_2_with_one_line(tmp_path: Path) -> None:
     assert got.stderr.strip().splitlines() == [f"ai-bridge doctor: {tmp_path}: not a regular file"]
     neither = write(tmp_path, "x.html", "<html><body>hi</body></html>")
     got = run_cli("--page", str(neither), tmp_path=tmp_path)
-    assert got.returncode == 2 and "--provider chatgpt or --provider gemini" in got.stderr
+    assert got.returncode == 2 and "--provider gemini, --provider claude" in got.stderr
     got = run_cli("--page", str(neither), "--live", tmp_path=tmp_path)
     assert got.returncode == 2 and "--page goes without --live" in got.stderr
 

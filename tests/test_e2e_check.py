@@ -66,11 +66,12 @@ async def test_every_shipped_scenario_passes_on_the_fakes(sites: FakeSites, tmp_
     data["projects"]["ai-bridge-check"] = {p: {**mine[p], "url": stale[p], "tabId": None} for p in stale}
     path.write_text(json.dumps(data))
 
-    proc = await cli(sites, tmp_path, "check")
+    # Every site's scenarios (issue 40: Claude's, Grok's and Perplexity's run on their lanes beside the others).
+    proc = await cli(sites, tmp_path, "check", "--provider", "all")
     out, err = proc.stdout.decode(), proc.stderr.decode()
     assert proc.returncode == 0, out + err
     shipped = load()
-    assert "9 scenario(s): 9 passed, 0 failed" in out
+    assert len(shipped) == 13 and "13 scenario(s): 13 passed, 0 failed" in out
     # the probe ran first: one line per provider when all is well; the gone conversation said, nothing broken
     assert "check: probe: chatgpt healthy (language en; its kept conversation is gone from the site: probed a new " \
            "chat)\n" in err, err[:600]
@@ -83,8 +84,9 @@ async def test_every_shipped_scenario_passes_on_the_fakes(sites: FakeSites, tmp_
     assert "total " in err and "response " in err
 
     report = last_report(tmp_path)
-    assert report["ok"] is True and report["counts"] == {"passed": 9, "failed": 0}
-    assert {p: r["conversationGone"] for p, r in report["probe"].items()} == stale, report["probe"]
+    assert report["ok"] is True and report["counts"] == {"passed": 13, "failed": 0}
+    assert {p: r["conversationGone"] for p, r in report["probe"].items() if r["conversationGone"]} == stale
+    assert set(report["probe"]) == {"chatgpt", "gemini", "claude", "grok", "perplexity"}
     assert report["project"] == "ai-bridge-check"
     assert [s["id"] for s in report["scenarios"]] == [s.id for s in shipped]
     for s in report["scenarios"]:
@@ -100,15 +102,17 @@ async def test_every_shipped_scenario_passes_on_the_fakes(sites: FakeSites, tmp_
     assert by_id["chatgpt-long-response"]["results"]["chatgpt"]["answer"]["chars"] >= 1500
     assert {v["assertion"] for v in by_id["chatgpt-existing-chat"]["passed"]} >= {"sameConversation"}
     assert by_id["parallel-query"]["results"].keys() == {"chatgpt", "gemini"}
+    assert by_id["sites-parallel-query"]["results"].keys() == {"claude", "grok", "perplexity"}
+    assert {v["assertion"] for v in by_id["grok-code-block"]["passed"]} >= {"codeBlock", "noFallback"}
     md = reports(tmp_path)[-1].with_suffix(".md").read_text()
     assert md.startswith("# ai-bridge check — passed") and "| chatgpt-long-response | pass | chatgpt |" in md
 
     # What the sites saw: each scenario's question once; every scenario but a follow-up in a new conversation,
     # a follow-up in the conversation of the scenario it follows.
-    seen = {site: await getattr(sites, site).aio.log() for site in ("chatgpt", "gemini")}
+    seen = {site: await sites.site(site).aio.log() for site in ("chatgpt", "gemini", "claude", "grok", "perplexity")}
     user_q = {"chatgpt": 1, "gemini": 1}  # the user's own ask above
     for site, entries in seen.items():
-        asked = [e for e in entries[user_q[site]:]]
+        asked = [e for e in entries[user_q.get(site, 0):]]
         expected = [s for s in shipped if any(p.value == site for p in s.providers)]
         assert [e["question"] for e in asked] == [s.question for s in expected], site
         convo = {s.id: e["conversationId"] for s, e in zip(expected, asked, strict=True)}
@@ -116,10 +120,12 @@ async def test_every_shipped_scenario_passes_on_the_fakes(sites: FakeSites, tmp_
             if s.follow_up:
                 assert convo[s.id] == convo[s.follow_up]
         new_chats = [convo[s.id] for s in expected if not s.follow_up]
-        assert len(set(new_chats)) == len(new_chats) and entries[0]["conversationId"] not in new_chats
+        assert len(set(new_chats)) == len(new_chats)
+        if site in user_q:
+            assert entries[0]["conversationId"] not in new_chats
     now = sessions(tmp_path)
     assert now[USER_PROJECT] == mine  # the user's conversations untouched
-    assert set(now["ai-bridge-check"]) == {"chatgpt", "gemini"}
+    assert set(now["ai-bridge-check"]) == set(seen)
 
 
 async def test_failures_are_named_with_the_providers_debug_dumps(sites: FakeSites, tmp_path: Path) -> None:

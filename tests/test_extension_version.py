@@ -17,7 +17,7 @@ import supervisor
 from .conftest import REPO
 
 EXTENSION = REPO / "extension"
-RECORDED = ("0.5.0", "0b230ef1de42a027f6f41e83d7e0a8e62636aa1dddd5a9ec158bf1c2cd18557c")
+RECORDED = ("0.5.0", "0fedd9d57c1159d2e6933597e1a803b6b643231bc860681560ec29a465cf6638")
 
 
 def extension_hash() -> str:

@@ -26,7 +26,8 @@ from .conftest import REPO
 from .mcp_clients import TaskLog, cancel_task, get_task, open_client, server_env, tasks_extension
 
 SERVE = ["serve", "--browser", "connect"]
-ASKS = {"ask_chatgpt_gemini_web", "ask_chatgpt_web", "ask_gemini_web"}
+ASKS = {"ask_chatgpt_gemini_web", "ask_web", "ask_chatgpt_web", "ask_gemini_web", "ask_claude_web", "ask_grok_web",
+        "ask_perplexity_web"}
 READ_ONLY = {"bridge_status", "list_jobs", "get_answer", "take_cdp_snapshot", "get_page_dom"}
 ERAS = ["legacy", "auto"]  # auto = the SDK default, which settles on 2026-07-28 with this server
 

@@ -16,8 +16,8 @@ from actors import provider
 from actors.protocol.browser import BrowserPhase, BrowserProgress, BrowserRequest, EnsureBrowser
 from actors.protocol.provider import CHATGPT, Ask, AskPhase, AskProgress
 from actors.protocol.session_store import AppendHistory, GetSession, HistoryRecord, SessionStoreRequest
-from actors.provider import chatgpt
 from actors.provider.actor import transient
+from actors.provider.sites import chatgpt
 from supervisor.errors import CdpError, ExtensionNotConnected, ResponseTimeout, TabClosed
 from supervisor.otp import ActorContext, ActorSystem, Registry, Strategy, SupervisorSpec, child
 

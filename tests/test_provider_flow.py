@@ -18,9 +18,10 @@ from actors.cdp import TabInfo
 from actors.protocol.provider import Ask, AskPhase, question_digest
 from actors.protocol.relay import ExtCommand
 from actors.protocol.session_store import SessionEntry
-from actors.provider import chatgpt, drift, gemini
+from actors.provider import drift
 from actors.provider.flow import AskBudget, Stuck, StuckKind, is_suspicious, normalize, question_shown
 from actors.provider.page import BadPageReport, NoticeKind, PageState
+from actors.provider.sites import chatgpt, gemini
 from actors.provider.tab import AskMemo, ProviderMemory, Tabs, TabSession
 from actors.provider.table import Completion, Newline, TypePhase, Watch
 from supervisor.errors import (

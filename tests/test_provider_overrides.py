@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 
 from actors.protocol.common import ProviderName
 from actors.protocol.provider import ProbeReport, ProbeStatus
-from actors.provider import chatgpt, gemini, overrides
+from actors.provider import overrides
 from actors.provider.page import BadPageReport
 from actors.provider.probe import Match, Seen, judge
+from actors.provider.sites import chatgpt, claude, gemini, grok, perplexity
 from supervisor.app.providers import SHIPPED, provider_tables
 from supervisor.config import Config
 from supervisor.errors import ConfigError
@@ -65,6 +66,27 @@ def test_a_valid_file_prepends_and_leaves_the_shipped_tables_alone() -> None:
     assert c.watcher_config()["sel"]["send"][0] == 'button[data-testid="composer-send"]'  # type: ignore[index]
 
 
+def test_the_newer_sites_tables_are_patched_the_same_way() -> None:
+    """Issue 40: Claude's, Grok's and Perplexity's tables take a providers.toml like the first two; their own entries
+    (Claude's busy marker, Grok's picker label) included."""
+    patch = parse("""
+        [claude.selectors]
+        busy = ['[data-streaming="yes"]']
+        [grok.selectors]
+        pickerLabel = ["span.model-name"]
+        [perplexity.labels]
+        stop = ["Antwort anhalten"]
+    """)
+    c, g, p = (overrides.apply(t, patch) for t in (claude.TABLE, grok.TABLE, perplexity.TABLE))
+    assert c.selectors["busy"] == ('[data-streaming="yes"]', *claude.TABLE.selectors["busy"])
+    assert g.selectors["pickerLabel"][0] == "span.model-name" and g.choice_on_trigger
+    assert p.labels["stop"] == ("Antwort anhalten", *perplexity.TABLE.labels["stop"])
+    assert (c.overridden, g.overridden, p.overridden) == (
+        ("claude.selectors.busy",), ("grok.selectors.pickerLabel",), ("perplexity.labels.stop",))
+    assert errors("[grok.selectors]\nbusy = ['x']\n") == [
+        "p.toml: grok.selectors.busy: unknown entry (known: " + ", ".join(sorted(grok.TABLE.selectors)) + ")"]
+
+
 def test_an_empty_file_changes_nothing() -> None:
     patch = parse("# nothing yet\n")
     assert overrides.apply(chatgpt.TABLE, patch) is chatgpt.TABLE
@@ -72,7 +94,7 @@ def test_an_empty_file_changes_nothing() -> None:
 
 def test_every_problem_gets_its_own_line() -> None:
     lines = errors("""
-        [claude.selectors]
+        [copilot.selectors]
         input = ["textarea"]
         [chatgpt.colors]
         x = 1
@@ -86,11 +108,12 @@ def test_every_problem_gets_its_own_line() -> None:
         thinking = [true]
     """)
     assert lines == [
-        "p.toml: unknown provider 'claude' (known: chatgpt, gemini)",
+        "p.toml: unknown provider 'copilot' (known: chatgpt, claude, gemini, grok, perplexity)",
         "p.toml: unknown section chatgpt.colors (known: selectors, labels)",
-        "p.toml: chatgpt.selectors.nope: unknown entry (known: assistant, attachment, attachmentBusy, chrome, content, "
-        "expandThinking, feedback, fileInput, fileLink, generatedImage, input, login, main, menu, model, notice, "
-        "picker, pickerChecked, pickerItem, send, stop, toolChip, toolSearch, toolsMenu, turn, user, voice)",
+        "p.toml: chatgpt.selectors.nope: unknown entry (known: assistant, attachment, attachmentBusy, challenge, "
+        "chrome, content, expandThinking, feedback, fileInput, fileLink, generatedImage, input, login, main, menu, "
+        "model, notice, picker, pickerChecked, pickerItem, send, stop, toolChip, toolSearch, toolsMenu, turn, user, "
+        "voice)",
         "p.toml: chatgpt.selectors.send: must be a list of strings, got a string",
         "p.toml: chatgpt.selectors.stop: an empty list adds nothing (leave the entry out)",
         "p.toml: chatgpt.selectors.input[0]: an empty string",
@@ -190,8 +213,8 @@ def test_provider_tables_from_config(tmp_path: Path, monkeypatch: pytest.MonkeyP
     default = tmp_path / "config" / "ai-bridge" / "providers.toml"
     default.parent.mkdir(parents=True)
     default.write_text('[gemini.selectors]\nfeedback = [\'img[alt="thumbs_up"]\']\n', encoding="utf-8")
-    c, g = provider_tables(Config(state_dir=tmp_path))
-    assert c is chatgpt.TABLE and g.selectors["feedback"][0] == 'img[alt="thumbs_up"]'
+    tables = {t.name: t for t in provider_tables(Config(state_dir=tmp_path))}
+    assert tables["chatgpt"] is chatgpt.TABLE and tables["gemini"].selectors["feedback"][0] == 'img[alt="thumbs_up"]'
     with pytest.raises(ConfigError, match="does not exist"):
         provider_tables(Config(state_dir=tmp_path, providers_file=tmp_path / "missing.toml"))
 

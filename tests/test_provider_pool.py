@@ -37,7 +37,7 @@ from actors.protocol.session_store import (
     SessionEntry,
     SessionStoreRequest,
 )
-from actors.provider import chatgpt, gemini
+from actors.provider.sites import chatgpt, gemini
 from actors.provider.asking import Asker
 from actors.provider.schedule import Lane, Schedule
 from actors.provider.tab import AskMemo

@@ -10,7 +10,7 @@ import logging
 import trio
 
 from actors.cdp import TabInfo
-from actors.provider import chatgpt
+from actors.provider.sites import chatgpt
 from actors.provider.tab import ProviderMemory, Tabs, TabSession
 from actors.provider.table import Timeouts
 from supervisor.errors import CdpError

@@ -53,8 +53,8 @@ async def test_initialize_list_tools_and_bridge_status(server_env: dict[str, str
             return [leaf for c in kids for leaf in leaves(c)] if kids else [node]
 
         assert {leaf["id"]: leaf["state"] for leaf in leaves(status["actors"])} == {
-            n: "running" for n in ("session_store", "relay", "discovery", "browser", "chatgpt", "gemini",
-                                   "browser_tools", "jobs", "console", "mcp_front")}
+            n: "running" for n in ("session_store", "relay", "discovery", "browser", "chatgpt", "gemini", "claude",
+                                   "grok", "perplexity", "browser_tools", "jobs", "console", "mcp_front")}
         # Bad arguments are a clear tool error, not a crash.
         bad = await session.call_tool("bridge_status", {"nope": 1})
         assert bad.is_error and "unknown argument 'nope'" in bad.content[0].text

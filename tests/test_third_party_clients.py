@@ -22,7 +22,8 @@ from .fakesites.scripting import answer_ref
 from .npm_clients import clean_env, inspector_cli, install, run_ts_client, server_command
 
 ROOT = "file:///home/me/my%20project%C3%A9"
-ASKS = {"ask_chatgpt_gemini_web", "ask_chatgpt_web", "ask_gemini_web"}
+ASKS = {"ask_chatgpt_gemini_web", "ask_web", "ask_chatgpt_web", "ask_gemini_web", "ask_claude_web", "ask_grok_web",
+        "ask_perplexity_web"}
 READ_ONLY = {"bridge_status", "list_jobs", "get_answer", "take_cdp_snapshot", "get_page_dom"}
 
 

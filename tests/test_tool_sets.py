@@ -20,8 +20,9 @@ from supervisor.errors import ConfigError
 
 from .mcp_clients import open_client, server_env
 
-DEFAULT = {"bridge_status", "ask_chatgpt_gemini_web", "ask_chatgpt_web", "ask_gemini_web", "get_answer", "list_jobs",
-           "cancel_job", "list_models", "take_cdp_snapshot", "get_page_dom"}
+DEFAULT = {"bridge_status", "ask_chatgpt_gemini_web", "ask_web", "ask_chatgpt_web", "ask_gemini_web", "get_answer",
+           "list_jobs", "cancel_job", "list_models", "take_cdp_snapshot", "get_page_dom"}
+ONE_SITE = {"ask_claude_web", "ask_grok_web", "ask_perplexity_web"}
 
 
 def load(tmp: Path, cli: dict[str, object] | None = None, env: dict[str, str] | None = None,
@@ -37,9 +38,12 @@ def test_the_default_lists_the_asks_and_a_domain_adds_the_browser_tools(tmp_path
     assert set(listed(load(tmp_path).tool_sets)) == DEFAULT
     with_domain = load(tmp_path, {"allowed_domains": ["example.com"]})
     assert with_domain.tool_sets == {"asks", "browser"}
-    assert set(listed(with_domain.tool_sets)) == set(TOOLS)
+    assert set(listed(with_domain.tool_sets)) == set(TOOLS) - ONE_SITE
     # An explicit choice wins over the domain rule.
     assert load(tmp_path, {"allowed_domains": ["example.com"], "tools": ["asks"]}).tool_sets == {"asks"}
+    # The one-site asks of the sites ask_web reaches come on request (issue 40).
+    assert set(listed(load(tmp_path, {"tools": ["asks,sites"]}).tool_sets)) == DEFAULT | ONE_SITE
+    assert set(FAMILIES["sites"]) == ONE_SITE
 
 
 def test_each_family_lists_its_tools_and_bridge_status_always(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ its tool's output model is caught before it leaves (the official clients reject 
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 import attrs
@@ -13,7 +14,7 @@ from jsonschema import Draft202012Validator
 from actors.mcp_front.actor import call_tool
 from actors.mcp_front.toolkit import Absent, Annotations, Args, Output, Result, Tool
 from actors.mcp_front.tools import TOOLS
-from actors.mcp_front.tools.render import Answer, BothAnswers, DryRun, JobStarted
+from actors.mcp_front.tools.render import Answer, BothAnswers, DryRun, JobStarted, SitesAnswers
 from supervisor.errors import ErrorInfo, TabClosed
 
 
@@ -115,10 +116,17 @@ def test_every_tool_declares_a_valid_output_schema() -> None:
 
 
 def test_the_ask_outputs_name_every_provider() -> None:
-    from actors.protocol.common import ProviderName
+    from actors.mcp_front.tools.asks import SiteName
+    from actors.protocol.common import PAIR, ProviderName
 
-    assert set(BothAnswers.model_fields) == {p.value for p in ProviderName}
-    assert TOOLS["ask_chatgpt_web"].output == (Answer, JobStarted, DryRun)
+    assert set(BothAnswers.model_fields) == {p.value for p in PAIR}
+    assert set(typing.get_args(SiteName)) == {p.value for p in ProviderName}  # ask_web's sites are every site
+    for p in ProviderName:
+        assert TOOLS[f"ask_{p.value}_web"].output == (Answer, JobStarted, DryRun)
+    # ask_web's result: one key per site asked, each an answer or an error, nothing else.
+    SitesAnswers.model_validate({"claude": {"error": {"code": "rate_limited", "message": "m", "hint": None}}})
+    with pytest.raises(pydantic.ValidationError):
+        SitesAnswers.model_validate({"claude": {"answer": "no url, no timings"}})
 
 
 # --- a handler's unexpected failure (docs/troubleshooting.md, internal_error) ----------------------------------------

@@ -21,8 +21,8 @@ import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from actors.provider import chatgpt, gemini
 from actors.provider.page import Extracted, PageState
+from actors.provider.sites import chatgpt, gemini
 from actors.provider.tab import MARKDOWN_SOURCE, WATCHER
 from actors.provider.table import ProviderTable, Watch
 

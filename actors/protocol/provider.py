@@ -1,4 +1,4 @@
-"""chatgpt, gemini: one provider actor per site, each owning its tab."""
+"""chatgpt, gemini, claude, grok, perplexity: one provider actor per site, each owning its tab."""
 
 from __future__ import annotations
 
@@ -90,6 +90,12 @@ class Choice:
     def words(self) -> str:
         """For deadlines and consent: every name the choice uses, in one string."""
         return " ".join((self.model, self.effort, *self.tools))
+
+
+# The tools an ask may switch on, per site (the others have none; the tables name their rows). ChatGPT's Deep
+# Research report lives in a sandboxed frame ai-bridge cannot read yet (docs/install.md), so it is not offered.
+SITE_TOOLS: dict[ProviderName, tuple[str, ...]] = {
+    ProviderName.CHATGPT: ("web search",), ProviderName.GEMINI: ("deep research", "deep think", "canvas")}
 
 
 @attrs.frozen
@@ -202,7 +208,7 @@ def upload_limits(providers: tuple[ProviderName, ...] | list[ProviderName]) -> U
 
 LONG_ASK_TIMEOUT_S = 4200.0  # Pro / Deep Think / heavy thinking: up to 60 minutes of answer, plus queueing and margin
 MAX_ASK_TIMEOUT_S = 7200.0
-LONG_MODES = re.compile(r"\bpro\b|deep\s*think|deep\s*research|thinking|heavy|extended|extra\s*high",
+LONG_MODES = re.compile(r"\bpro\b|deep\s*think|deep\s*research|thinking|heavy|extended|extra\s*high|\bmax\b",
                         re.IGNORECASE)
 QUESTION_KEY_CHARS = 200  # the part of a question a conversation's last user message is compared on (flow.py)
 
@@ -496,9 +502,12 @@ class Probe(Request[ProbeReport]):
 
 
 ProviderRequest = Ask | Snapshot | GetDom | ProviderStatus | Probe
-CHATGPT = Address[ProviderRequest]("chatgpt", ProviderRequest)
-GEMINI = Address[ProviderRequest]("gemini", ProviderRequest)
+# One address per site, named as the site: the providers branch of the tree runs one actor per table.
+ADDRESSES: dict[ProviderName, Address[ProviderRequest]] = {p: Address[ProviderRequest](p.value, ProviderRequest)
+                                                           for p in ProviderName}
+CHATGPT = ADDRESSES[ProviderName.CHATGPT]
+GEMINI = ADDRESSES[ProviderName.GEMINI]
 
 
 def provider_address(name: ProviderName) -> Address[ProviderRequest]:
-    return CHATGPT if name is ProviderName.CHATGPT else GEMINI
+    return ADDRESSES[name]

@@ -2,7 +2,7 @@
 `tabs_per_site` (issue 38); it answers inspection and status while they run. The rooms beside it: `asking.py` (one
 ask end to end), `schedule.py` (which asks run, the order of the rest), `pool.py` (the tabs), `tab.py` (a tab's
 lease, the watcher, page actions), `flow.py` (one ask on a page), `inspect.py` (snapshot, DOM), and the provider
-tables `chatgpt.py` / `gemini.py`.
+tables in `sites/` (one module per site).
 
 An ask's own task decides everything about it, its stuck-page retries included (asking.py); the actor crashes only
 on a bug, and then its supervisor re-delivers what it held (`ProviderMemory` carries what each ask already did, so a

@@ -31,7 +31,7 @@ from ..protocol.common import JSON, JSONObject
 from ..protocol.provider import Choice, Offered, OfferedRow
 from .page import BadPageReport, Box
 from .tab import HERE, TabSession
-from .table import OFF_WORDS, TOOL_LABELS, ProviderTable
+from .table import OFF_WORDS, ON_WORDS, TOOL_LABELS, ProviderTable
 
 CHOICES = (HERE / "choices.js").read_text(encoding="utf-8")
 POLL_S = 0.05
@@ -138,9 +138,13 @@ async def _rows(page: TabSession) -> list[Row]:
     if not isinstance(got, list):
         raise BadExtensionReply(f"the {page.t.title} menu rows could not be read: {str(got)[:200]}")
     try:
-        return [r for r in (Row.parse(x) for x in got[:300]) if r is not None]
+        rows = [r for r in (Row.parse(x) for x in got[:300]) if r is not None]
     except BadPageReport as exc:
         raise BadExtensionReply(f"the {page.t.title} menu rows could not be read: {exc}") from exc
+    # A row the plan does not open says so in words, not aria-disabled (Claude's and Grok's "Upgrade": the captures'
+    # provenance notes).
+    locked = [_norm(label) for label in page.t.labels.get("pickerLocked", ())]
+    return [attrs.evolve(r, disabled=True) if any(w in _norm(r.detail) for w in locked) else r for r in rows]
 
 
 async def _chips(page: TabSession) -> list[str]:
@@ -189,9 +193,11 @@ async def open_menu(page: TabSession, entry: str, what: str) -> list[Row]:
                            "sent", hint=f"Ask without it, or run `ai-bridge doctor --live` (selectors.{entry}).")
     await page.mouse_click(box)
     rows = await _wait_rows(page)
-    if not rows:  # a press the page lost (it was still settling): once more
+    if not rows:  # a press the page lost (it was still settling): once more, where the trigger is now
         page.log.info("%s: the %s did not open at the first press; pressing again", page.t.title, what)
-        await page.mouse_click(box)
+        # The page may have moved under the press: the debugger's infobar appears when the tab is attached and
+        # shrinks the viewport (seen on the fakes: innerHeight 493 → 437), and a thread that grew moves the composer.
+        await page.mouse_click(await trigger_box(page, entry) or box)
         rows = await _wait_rows(page)
     if not rows:
         raise UnknownModel(f"the {page.t.title} {what} did not open its menu; nothing was sent",
@@ -214,21 +220,58 @@ def _is_toggle(t: ProviderTable, row: Row) -> bool:
     return any(_norm(row.label).startswith(_norm(label)) for label in _toggle_labels(t))
 
 
+def _is_effort_opener(t: ProviderTable, row: Row) -> bool:
+    """The row that opens the efforts' submenu (Claude's "Effort"); every other opener opens models."""
+    return row.opener and any(_norm(row.label).startswith(_norm(label)) for label in t.labels.get("effortMenu", ()))
+
+
+def _toggle_wanted(t: ProviderTable, wanted: str) -> bool | None:
+    """Whether `wanted` switches the effort toggle on (True) or off (False), or names a row instead (None)."""
+    if not _toggle_labels(t):
+        return None
+    if _norm(wanted) in OFF_WORDS:
+        return False
+    return True if not t.labels.get("effortMenu") or _norm(wanted) in ON_WORDS else None
+
+
 def _choices(t: ProviderTable, rows: Sequence[Row]) -> list[Row]:
     return [r for r in rows if not r.opener and not _is_toggle(t, r)]
 
 
+def _on_trigger(t: ProviderTable, rows: list[Row], trigger_label: str) -> list[Row]:
+    """`choice_on_trigger` tables (Grok): the main menu's row whose label the trigger shows is the chosen one."""
+    if not t.choice_on_trigger or not trigger_label:
+        return rows
+    return [attrs.evolve(r, checked=True) if r.menu == 0 and not r.opener and _norm(r.label) == _norm(trigger_label)
+            else r for r in rows]
+
+
+async def _open_picker(page: TabSession) -> list[Row]:
+    """The picker's menu rows (marked chosen by its trigger where the table says the page marks no row)."""
+    label = ""
+    if page.t.choice_on_trigger:
+        got = await page.script(CHOICES, "trigger", *_args(page), "picker")
+        label = str(got.get("label", "")) if isinstance(got, dict) else ""
+    return _on_trigger(page.t, await open_menu(page, "picker", "model picker"), label)
+
+
 async def _models_and_efforts(page: TabSession, rows: list[Row]) -> tuple[list[Row], list[Row]]:
-    """The picker's models and efforts. Where its menu opens submenus (ChatGPT's pill), the submenus hold the models
-    and the main menu's choices are the efforts; without one (the header picker, Gemini) the main menu's choices are
-    the models. A table with an effort switch (Gemini's Extended thinking) has that row as its effort."""
+    """The picker's models and efforts. Where its menu opens submenus of models (ChatGPT's pill), they hold the models
+    and the main menu's choices are the efforts; without one (the header picker, Gemini, Claude) the main menu's
+    choices are the models. A table with an effort menu (Claude's "Effort" submenu) has that submenu's rows as its
+    efforts, and a table with an effort switch (Gemini's Extended thinking, Claude's Thinking) that row too."""
     t = page.t
     main = [r for r in _choices(t, rows) if r.menu == 0]
     openers = [r for r in rows if r.opener and r.menu == 0]
-    models = [r for opener in openers for r in _choices(t, await _submenu(page, opener))] if openers else main
+    model_openers = [r for r in openers if not _is_effort_opener(t, r)]
+    effort_openers = [r for r in openers if _is_effort_opener(t, r)]
+    models = [r for o in model_openers for r in _choices(t, await _submenu(page, o))] if model_openers else main
+    toggles = [r for r in rows if _is_toggle(t, r) and r.menu == 0]
+    if effort_openers:
+        return models, [*_choices(t, await _submenu(page, effort_openers[0])), *toggles]
     if _toggle_labels(t):
-        return models, [r for r in rows if _is_toggle(t, r)]
-    return models, main if openers else []
+        return models, toggles
+    return models, main if model_openers else []
 
 
 async def _choose_model(page: TabSession, wanted: str) -> None:
@@ -236,7 +279,7 @@ async def _choose_model(page: TabSession, wanted: str) -> None:
     row = match_row(wanted, [r for r in _choices(page.t, rows) if r.menu == 0], "model", page.t.title)
     offered = [r.label for r in _choices(page.t, rows) if r.menu == 0]
     if row is None:
-        for opener in [r for r in rows if r.opener and r.menu == 0]:
+        for opener in [r for r in rows if r.opener and r.menu == 0 and not _is_effort_opener(page.t, r)]:
             sub = _choices(page.t, await _submenu(page, opener))
             offered += [r.label for r in sub]
             if (row := match_row(wanted, sub, "model", page.t.title)) is not None:
@@ -254,17 +297,29 @@ async def _choose_model(page: TabSession, wanted: str) -> None:
 async def _choose_effort(page: TabSession, wanted: str) -> None:
     rows = await open_menu(page, "picker", "model picker")
     toggles = [r for r in rows if _is_toggle(page.t, r)]
-    if _toggle_labels(page.t):
+    on = _toggle_wanted(page.t, wanted)
+    if on is not None:
         if not toggles:
             await close_menus(page)
             raise UnknownModel(f"the {page.t.title} picker shows no {_toggle_labels(page.t)[0]!r} switch, so the "
                                f"effort {wanted!r} cannot be chosen; nothing was sent",
                                hint="Ask without effort, or with a model that offers it.")
-        on = _norm(wanted) not in OFF_WORDS
         if toggles[0].checked != on:
-            await _press(page, toggles[0], "effort", wanted)
+            await _press(page, toggles[0], "effort", wanted, checked=on)
         else:
             await close_menus(page)
+        return
+    if opener := next((r for r in rows if r.menu == 0 and _is_effort_opener(page.t, r)), None):
+        # Claude: the efforts are a submenu of the picker ("Effort" → Low … Max).
+        tiers = _choices(page.t, await _submenu(page, opener))
+        row = match_row(wanted, tiers, "effort", page.t.title)
+        if row is None:
+            await close_menus(page)
+            raise UnknownModel(f"{page.t.title} offers no effort {wanted!r}; its Effort menu shows: "
+                               f"{', '.join(r.label for r in tiers)}",
+                               hint="Use one of these (any case), or \"thinking\" / \"off\" for the Thinking switch. "
+                               "Nothing was sent.")
+        await _press(page, row, "effort", wanted)
         return
     tiers = [r for r in _choices(page.t, rows) if r.menu == 0]
     row = match_row(wanted, tiers, "effort", page.t.title)
@@ -312,7 +367,7 @@ async def _choose_tool(page: TabSession, tool: str) -> None:
     await _press(page, row, "tool", tool)
 
 
-async def _press(page: TabSession, row: Row, what: str, wanted: str) -> None:
+async def _press(page: TabSession, row: Row, what: str, wanted: str, *, checked: bool = True) -> None:
     if row.disabled:
         await close_menus(page)
         raise UnknownModel(f"{page.t.title} shows the {what} {row.label!r} but it cannot be chosen now (disabled); "
@@ -322,7 +377,7 @@ async def _press(page: TabSession, row: Row, what: str, wanted: str) -> None:
     with trio.move_on_after(MENU_S):  # a choice closes its menu; a switch may leave it open, checked
         while True:
             rows = await _rows(page)
-            if not rows or any(r.label == row.label and r.checked for r in rows):
+            if not rows or any(r.label == row.label and r.checked == checked for r in rows):
                 break
             await trio.sleep(POLL_S)
     await close_menus(page)
@@ -352,7 +407,7 @@ async def offered_now(page: TabSession, *, tools: bool = True) -> Offered:
     model_rows: list[Row] = []
     effort_rows: list[Row] = []
     if t.selectors.get("picker"):
-        rows = await open_menu(page, "picker", "model picker")
+        rows = await _open_picker(page)
         model_rows, effort_rows = await _models_and_efforts(page, rows)
         await close_menus(page)
     tool_rows: list[Row] = []
@@ -366,7 +421,8 @@ async def offered_now(page: TabSession, *, tools: bool = True) -> Offered:
                 tool_rows.append(row)
     chips = await _chips(page)
     model = next((r.label for r in model_rows if r.checked), "")
-    effort = next((r.label for r in effort_rows if r.checked), "")
+    # Every effort row that is on: a tier and a switch may both be (Claude's "High, Thinking").
+    effort = ", ".join(dict.fromkeys(r.label for r in effort_rows if r.checked))
     on = [name for name in TOOL_LABELS if _tool_on(t, name, chips, tool_rows)]
     return Offered(tuple(r.offered() for r in model_rows), tuple(r.offered() for r in effort_rows),
                    tuple(r.offered() for r in tool_rows), Choice(model, effort, tuple(on)))
@@ -418,10 +474,12 @@ def _unconfirmed(t: ProviderTable, want: Choice, got: Choice) -> list[str]:
     if want.model and (not got.model or match_label(want.model, [got.model]) is None):
         missing.append(f"model {want.model!r}")
     if want.effort:
-        if _toggle_labels(t):
-            if bool(got.effort) == (_norm(want.effort) in OFF_WORDS):
+        shown = [part.strip() for part in got.effort.split(",") if part.strip()]
+        if (on := _toggle_wanted(t, want.effort)) is not None:
+            switched = any(_norm(part).startswith(_norm(label)) for part in shown for label in _toggle_labels(t))
+            if switched != on:
                 missing.append(f"effort {want.effort!r}")
-        elif not got.effort or match_label(want.effort, [got.effort]) is None:
+        elif not shown or match_label(want.effort, shown) is None:
             # The header picker (no submenu) shows one choice: the effort row is the model row.
             if not (got.model and match_label(want.effort, [got.model]) is not None):
                 missing.append(f"effort {want.effort!r}")

@@ -36,6 +36,7 @@ from supervisor.errors import (
     RateLimited,
     ResponseTimeout,
     SendUnconfirmed,
+    SiteChallenge,
     SiteError,
     SiteUnreachable,
     StuckError,
@@ -316,6 +317,11 @@ class AskFlow:
         if target is not None:
             await self.page.navigate(target)
         st = await self.input_box()
+        if st.challenge and not st.input_found:
+            raise SiteChallenge(f"{self.t.title} shows a bot check (“verify you are human”) instead of the "
+                                "chat; nothing was sent",
+                                hint=f"Open {self.t.home_url} in the browser ai-bridge uses, complete the check, then "
+                                "ask again. ai-bridge never answers it for you.")
         if st.login and not st.input_found:
             raise LoginRequired(f"{self.t.title} needs you to log in",
                                 hint=f"Open {self.t.home_url} in the browser ai-bridge uses, log in, then retry.")
@@ -346,7 +352,7 @@ class AskFlow:
         by the browser's own error page: `SiteUnreachable` with its error name, not a wait for an input box."""
         try:
             st = await self.page.wait_for(lambda s: s.load_failed or (s.ready == "complete" and (
-                s.input_found or s.login)), self.to.input_s, "the input box")
+                s.input_found or s.login or s.challenge)), self.to.input_s, "the input box")
         except PageTimeout:
             where = await self.dump("no-input")
             raise InputRejected(f"the {self.t.title} input box did not appear within {self.to.input_s:g}s",
@@ -464,9 +470,16 @@ class AskFlow:
         """Seed 6: click, then a mouse event at the button's centre, then Enter — each confirmed by the question
         leaving the input box or appearing as a user message; the next is tried only when the page shows neither,
         so a question is never sent twice."""
+        def ready(s: PageState) -> bool:
+            return not s.stop and s.send_found and s.send_enabled
+
         try:
-            await self.page.wait_for(lambda s: not s.stop and s.send_found and s.send_enabled,
-                                     self.to.send_button_s, "an enabled send button")
+            # A send button the table no longer names (relabelled, issue 40's drift runs) is not waited for the whole
+            # send_button_s: when neither it nor a stop button shows within send_confirm_s, Enter has its turn.
+            st = await self.page.wait_for(lambda s: ready(s) or s.send_found or s.stop, self.to.send_confirm_s,
+                                          "a send button")
+            if not ready(st):
+                await self.page.wait_for(ready, self.to.send_button_s, "an enabled send button")
         except PageTimeout as exc:
             if exc.state is not None and exc.state.stop:
                 raise Stuck(f"{self.t.title} kept a stop button up for {self.to.send_button_s:g}s; the question "

@@ -4,12 +4,13 @@
 // below teach it what chatgpt.com and gemini.google.com actually render (see docs/answers.md for the output form):
 //   - code blocks: ChatGPT's <pre> with a header (language label, "Copy"/"Run" buttons) and the code in a CodeMirror
 //     viewer (older builds: code.language-xxx); Gemini's <code-block> with .code-block-decoration > span (label) and
-//     pre > code.code-container. The fence gets the language, never the chrome.
+//     pre > code.code-container; Claude's and Grok's label beside the pre (`labelledCode`). The fence gets the
+//     language, never the chrome.
 //   - math: KaTeX (TeX in annotation[encoding="application/x-tex"]), Gemini's .math-inline / .math-block[data-math],
 //     MathJax <mjx-container>; inline as $…$, display as $$…$$ blocks.
 //   - tables with a header row and the alignment of each column (align attribute or inline text-align).
 //   - links as [text](url) (ChatGPT's added utm_source=chatgpt.com is taken off; a bare URL stays bare); ChatGPT's
-//     citation pills become links; Gemini's citation chips carry no URL and are dropped, except in a Deep Research
+//     citation pills and Perplexity's inline citations become links; Gemini's citation chips carry no URL and are dropped, except in a Deep Research
 //     report, whose sources list gives the URLs: its footnotes (sup[data-turn-source-index=N], 1-based) become
 //     ` [N](url)` links (`sources` below).
 //   - UI inside the answer (buttons, icons, screen-reader labels, thinking panels, table footers) is dropped.
@@ -159,9 +160,23 @@ function languageOf(node, codeEl) {
   return name.split(' ')[0];
 }
 
+// A code block whose language label sits beside its <pre>, in a wrapper of the site's: Grok's
+// [data-testid=code-block] (the label, a Copy button, then pre > code), Claude's unnamed wrapper whose only text
+// besides the code is the code's language (its class language-xxx). The fence takes the label; the label is no
+// paragraph of its own.
+function labelledCode(node) {
+  if (node.nodeName !== 'DIV') return false;
+  const pres = node.querySelectorAll('pre');
+  if (pres.length !== 1) return false;
+  if (node.getAttribute('data-testid') === 'code-block') return true;
+  const m = (codeElementOf(pres[0]).getAttribute('class') || '').match(/(?:^|\s)language-([^\s]+)/);
+  const label = headerText(node, pres[0]).toLowerCase();
+  return !!m && !!label && (label === m[1].toLowerCase() || LANGUAGE_NAMES[label] === m[1].toLowerCase());
+}
+
 const codeBlockRule = {
   filter: (node) => node.nodeName === 'CODE-BLOCK' || (node.nodeName === 'DIV' && hasClass(node, ['code-block'])
-    && !!node.querySelector('pre')) || node.nodeName === 'PRE',
+    && !!node.querySelector('pre')) || node.nodeName === 'PRE' || labelledCode(node),
   replacement: (content, node) => {
     const codeEl = codeElementOf(node);
     const code = codeText(codeEl);
@@ -272,8 +287,11 @@ const rules = {
   math: mathRule,
   ...tableRules,
   citationPill: {
-    // ChatGPT: <span data-testid="webpage-citation-pill"><a href=…><span>Label</span></a></span>, set off by margin
-    filter: (node) => node.getAttribute('data-testid') === 'webpage-citation-pill',
+    // ChatGPT: <span data-testid="webpage-citation-pill"><a href=…><span>Label</span></a></span>, set off by margin;
+    // Perplexity: <span class="citation inline" aria-label=…><a href=…><span>source+2</span></a></span> (pplxport,
+    // 2026: the first source's link; "+2" says how many more share the marker)
+    filter: (node) => node.getAttribute('data-testid') === 'webpage-citation-pill'
+      || (hasClass(node, ['citation']) && !!node.querySelector('a[href]')),
     replacement: (content) => (content.trim() ? PILL + content.trim() : ''),
   },
   link: {

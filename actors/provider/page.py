@@ -119,6 +119,9 @@ class PageState:
     fallbacks: tuple[str, ...] = ()
     last_solid: int = 0  # the last response's text without whitespace: how much answer the page shows
     last_media: int = 0  # generated images and file links in the last response (issue 35)
+    # A bot check stands where the site should be (Cloudflare's "Verify you are human", "Just a moment…"): the
+    # table's `challenge` selectors or labels (issue 40). Nothing can be typed until a person completes it.
+    challenge: bool = False
 
     @property
     def load_failed(self) -> bool:
@@ -160,7 +163,8 @@ class PageState:
             report_open=_optional(obj, "reportOpen", bool, False, what),
             fallbacks=_names(obj.get("fallbacks", []), what),
             last_solid=_optional(obj, "lastSolid", int, 0, what),
-            last_media=_optional(obj, "lastMedia", int, 0, what))
+            last_media=_optional(obj, "lastMedia", int, 0, what),
+            challenge=_optional(obj, "challenge", bool, False, what))
 
     def as_json(self) -> dict[str, object]:
         """For snapshots and debug dumps, with the watcher's own (camelCase) names."""

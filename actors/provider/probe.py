@@ -33,6 +33,8 @@ REQUIRED = frozenset({"input", "send", "user", "assistant", "content", "feedback
 VISIBLE = frozenset({"input", "stop", "login"})  # must be shown, not merely in the DOM (as the watcher wants them)
 SHOWN_ONLY = {  # entries that show only in some states: not applicable when absent, with the reason
     "stop": "nothing is generating on this page; the stop button shows only while an answer streams",
+    "busy": "nothing is generating on this page",
+    "challenge": "no bot check shown (none expected)",
     "expandThinking": "no answer with collapsed thinking on this page",
     "thinkingIndicator": "nothing is thinking on this page",
     "notice": "no limit or error notice is shown (none expected)",
@@ -66,6 +68,9 @@ LABELS_SHOWN_ONLY = {
     "chrome": "no disclaimer shown on this page",
     "startResearch": "no Deep Research plan waits to be started on this page",
     "effortToggle": "in the model picker, which the probe does not open (`ai-bridge models`)",
+    "effortMenu": "in the model picker, which the probe does not open (`ai-bridge models`)",
+    "pickerLocked": "in the model picker, which the probe does not open (`ai-bridge models`)",
+    "challenge": "no bot check shown (none expected)",
     "toolDeepResearch": "in the tools menu, which the probe does not open (`ai-bridge models`)",
     "toolWebSearch": "in the tools menu, which the probe does not open (`ai-bridge models`)",
     "toolDeepThink": "in the tools menu, which the probe does not open (`ai-bridge models`)",
@@ -193,6 +198,10 @@ def judge(table: ProviderTable, seen: Seen, *, overridden: tuple[str, ...] = ())
         signed_in = False
     else:
         signed_in = None
+    # A bot check in the site's place (issue 40): the page cannot be used until a person completes it.
+    challenge = _matched(seen, "challenge") or _label_shown(seen, "challenge")
+    if challenge and input_.index is None:
+        signed_in = False
     items: list[ProbeItem] = []
 
     def add(entry: str, status: ProbeStatus, matched: str | None, detail: str, required: bool) -> None:
@@ -210,10 +219,19 @@ def judge(table: ProviderTable, seen: Seen, *, overridden: tuple[str, ...] = ())
                 add(entry, ProbeStatus.NOT_APPLICABLE, None,
                     "no login button shown (signed in, or the selector no longer matches)" + bad, False)
             continue
+        if key == "challenge" and challenge:
+            add(entry, _status(m) if m.index is not None else ProbeStatus.OK, m.matched, "a bot check shows instead "
+                "of the chat: complete it in the browser ai-bridge uses, then probe again" + bad, False)
+            continue
         if key == "send" and m.index is None and seen.composer_empty and _matched(seen, "voice"):
             # The 2026 ChatGPT: no send button on an empty composer; the voice and dictate buttons stand there.
             add(entry, ProbeStatus.NOT_APPLICABLE, None, "the composer is empty and the voice button stands where "
                 "send goes; the send button shows once text is typed" + bad, required)
+            continue
+        if key == "send" and m.index is None and seen.composer_empty and table.send_when_typed \
+                and signed_in is not False:
+            add(entry, ProbeStatus.NOT_APPLICABLE, None, "the composer is empty; the send button shows once text is "
+                "typed" + bad, required)
             continue
         if key in COMPOSER and signed_in is False and m.index is None:
             add(entry, ProbeStatus.NOT_APPLICABLE, None, "signed out: the page shows no composer" + bad, required)
@@ -315,8 +333,8 @@ async def look(page: TabSession, t: ProviderTable, to: Timeouts, kept: str | Non
     async def loaded() -> PageState:
         st = await page.current()
         with contextlib.suppress(PageTimeout):
-            st = await page.wait_for(lambda s: s.load_failed or (s.ready == "complete" and (s.input_found or s.login)),
-                                     min(to.input_s, room(to.script_s)), "the input box")
+            st = await page.wait_for(lambda s: s.load_failed or (s.ready == "complete" and (
+                s.input_found or s.login or s.challenge)), min(to.input_s, room(to.script_s)), "the input box")
         if st.load_failed:  # the browser's error page is no verdict on the site's markup
             raise unreachable(t, await page.load_error())
         return st

@@ -16,8 +16,9 @@ const aibStructure = (() => {
     const st = getComputedStyle(el);
     return st.visibility !== 'hidden' && st.display !== 'none';
   };
+  // Not inert: Claude keeps its server-rendered textarea in an inert, transparent fieldset under the live editor.
   const editable = (el) => !el.disabled && el.getAttribute('aria-readonly') !== 'true'
-    && el.getAttribute('aria-disabled') !== 'true'
+    && el.getAttribute('aria-disabled') !== 'true' && !el.closest('[inert]')
     && (el.tagName === 'TEXTAREA' || el.isContentEditable || el.getAttribute('contenteditable') === 'true');
   const squash = (s) => (s || '').replace(/\s+/g, '');
 
@@ -59,13 +60,25 @@ const aibStructure = (() => {
   };
 
   const hasText = (el) => !!el && squash(el.innerText || el.textContent).length > 0;
+  // The question's own controls beside it: a group or toolbar of actions, or buttons with a few words of their own
+  // (Claude puts the message's date, "Jan 29", beside its Retry, Edit and Copy buttons: claude-chat-simple.html).
+  const controlsOnly = (el) => {
+    if (el.matches('[role="group"], [role="toolbar"], [role="menu"]')) return true;
+    if (!el.querySelector('button, [role="button"]')) return false;
+    let words = 0;
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (!n.parentElement.closest('button, [role="button"]')) words += squash(n.data).length;
+    }
+    return words < 16;
+  };
   // What follows `q` in the thread: climbing from the question, the first following sibling with text at the lowest
-  // level that has one (the answer's own container), never the composer or page chrome.
+  // level that has one (the answer's own container), never the composer, page chrome or the question's controls.
   const answerAfter = (q, stop) => {
     for (let el = q; el && el !== document.body; el = el.parentElement) {
       for (let sib = el.nextElementSibling; sib; sib = sib.nextElementSibling) {
         if (stop(sib)) return null;
-        if (hasText(sib)) return sib;
+        if (hasText(sib) && !controlsOnly(sib)) return sib;
       }
     }
     return null;

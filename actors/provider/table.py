@@ -1,6 +1,6 @@
 """The shape of a provider table: everything site-specific (selectors, labels, timeouts, completion rule, typing
-rules, extraction anchors) lives in one `ProviderTable` per provider (chatgpt.py, gemini.py); the tab session, the
-ask flow and the in-page watcher are generic.
+rules, extraction anchors) lives in one `ProviderTable` per provider (one module per site in sites/); the tab
+session, the ask flow and the in-page watcher are generic.
 """
 
 from __future__ import annotations
@@ -88,8 +88,11 @@ class Anchor(enum.StrEnum):
 # A site offers a tool when its table has that entry.
 TOOL_LABELS = {"deep research": "toolDeepResearch", "web search": "toolWebSearch", "deep think": "toolDeepThink",
                "canvas": "toolCanvas"}
-# An effort that switches a table's effort toggle (Gemini's "Extended thinking") off; any other turns it on.
+# An effort that switches a table's effort toggle (Gemini's "Extended thinking", Claude's "Thinking") off; any other
+# turns it on, except on a table that also has an effort menu (Claude's Effort submenu), where only these turn it on
+# and the rest name a row of that menu.
 OFF_WORDS = frozenset({"standard", "off", "default", "normal", "none"})
+ON_WORDS = frozenset({"on", "thinking", "extended", "think"})
 
 OWN_ANCHORS = frozenset({Anchor.REPORT, Anchor.FEEDBACK, Anchor.CONTENT})
 PLAIN_ANCHORS = frozenset({Anchor.PARAGRAPHS, Anchor.BODY})
@@ -122,10 +125,20 @@ class Completion:
 NOT_YET = Completion(False)
 
 
+def settled(s: PageState, w: Watch) -> Completion:
+    """The rules behind a site's own signal, whatever its markup is called (issue 37): the stop control seen and gone
+    with the page quiet, else the text unchanged for 5 s. The newer sites' tables end their rules with it."""
+    if w.saw_stop and not s.stop and w.quiet_s >= QUIET_S and s.last_len > 0:
+        return Completion(True, "stop gone, page quiet")
+    if w.text_stable_s >= 5 and s.last_len > 0:
+        return Completion(True, "text stable for 5 s")
+    return NOT_YET
+
+
 @attrs.frozen
 class ProviderTable:
-    name: str  # "chatgpt" | "gemini"
-    title: str  # for messages: "ChatGPT" | "Gemini"
+    name: str  # the site's `ProviderName` value: "chatgpt", "gemini", "claude", "grok", "perplexity"
+    title: str  # for messages: "ChatGPT", "Gemini", ...
     home_url: str
     url_patterns: tuple[str, ...]  # tabs.query patterns of this site
     conversation_re: str  # a URL of an existing conversation
@@ -142,6 +155,13 @@ class ProviderTable:
     limit_as_answer: bool = False
     # A generated image's URL at full size (pattern, replacement), where the page shows a smaller one (issue 35).
     image_full_size: tuple[str, str] | None = None
+    # The model picker marks no row as chosen (no aria-checked): its trigger's own label names the choice (Grok,
+    # grok-2607-model-menu-open.html). The rows are read as checked where their label is the trigger's.
+    choice_on_trigger: bool = False
+    # No send button while the composer is empty, and nothing else standing in its place (Claude's composer): the probe
+    # does not miss it there. (ChatGPT's 2026 composer has its voice button there instead: `selectors.voice`. Its
+    # 2025 page shows the send button always, so a renamed one is found missing there.)
+    send_when_typed: bool = False
     # The entries the user's providers.toml prepends to ("chatgpt.selectors.send"); set by `overrides.apply`.
     overridden: tuple[str, ...] = ()
     # Conversations the user chooses (issue 38). `chat_base_re`: a page inside the site where new chats start and

@@ -266,8 +266,11 @@ function install(cfg, binding, S) {
     // buttons inside message content never count.
     const buttons = deep(['button', '[role="button"]'], roots);
     const uiButton = (labels) => buttons.some((b) => hasLabel(b, labels) && !inSet(b, msgs) && isVisible(b));
+    // An answer is being generated: a stop control shows, or an element the table names says so (Claude marks its
+    // streaming message data-is-streaming="true"): such an element is no button, so it is never clicked as Stop.
     const stop = deep(sel('stop'), roots).filter(isVisible).length > 0
-      || buttons.some((b) => hasLabel(b, lab('stop')) && !isDisabled(b) && !inSet(b, msgs) && isVisible(b));
+      || buttons.some((b) => hasLabel(b, lab('stop')) && !isDisabled(b) && !inSet(b, msgs) && isVisible(b))
+      || deep(sel('busy'), roots).some((el) => el.isConnected);
     const send = findSend(roots);
     const { msgs: responsesEls, turns, last, lastTurn } = responses(roots);
     const users = usersOf(roots);
@@ -291,6 +294,11 @@ function install(cfg, binding, S) {
     // its report.
     const researchButton = W.researchStart(roots, turnScope, msgs);
     const reportOpen = !!turnScope && deep(sel('reportEntry'), roots).some((el) => within(el, turnScope));
+    // A bot check (Cloudflare's interstitial or its widget) instead of the site: by the table's selectors, or by
+    // its words in the page's title or headings.
+    const challenge = deep(sel('challenge'), roots).some((el) => el.isConnected) || (lab('challenge').length > 0
+      && [document.title, ...deep(['h1', 'h2', '[role="heading"]', '#challenge-body-text'], roots)
+        .map((el) => el.textContent || '')].some((t) => lab('challenge').some((l) => l && t.includes(l))));
     const unavailable = lab('unavailable').length > 0
       && deep([...sel('notice'), '[role="status"]', '[role="alert"]', 'main h1', 'main h2'], roots)
         .some((el) => hasLabelCI(el, lab('unavailable')) && !inSet(el, msgs) && isVisible(el));
@@ -328,6 +336,7 @@ function install(cfg, binding, S) {
       researchStart: !!researchButton,
       reportOpen,
       fallbacks: [...W.used].sort(),
+      challenge,
       model: answered ? modelOf(roots, turnScope) : modelOf(roots, null),
       notice: currentNotice(roots),
     };

@@ -12,8 +12,9 @@ from pathlib import Path
 import attrs
 import trio
 
-from actors.protocol.common import ProviderName
+from actors.protocol.common import ProviderName, sites_named
 from actors.protocol.provider import (
+    SITE_TOOLS,
     Ask,
     AskPhase,
     AskProgress,
@@ -34,9 +35,7 @@ from ..savefiles import answer_folder
 from . import open_bridge
 from .providers import provider_tables
 
-# ChatGPT's Deep Research report lives in a sandboxed frame ai-bridge cannot read yet (docs/install.md).
-TOOLS = {ProviderName.CHATGPT: ("web search",),
-         ProviderName.GEMINI: ("deep research", "deep think", "canvas")}
+TOOLS = SITE_TOOLS  # the tools each site's ask takes
 
 
 @attrs.frozen
@@ -67,7 +66,7 @@ def choices_of(extras: AskExtras, providers: list[ProviderName]) -> tuple[tuple[
             wanted = ProviderName(site.strip().lower())
             if wanted not in providers:
                 raise InvalidArgument(f"{value!r} is for {wanted.value}, which this ask does not ask",
-                                      hint="Use --provider both, or leave the site out.")
+                                      hint="Ask that site too (--provider all), or leave the site out.")
             return [wanted], name.strip()
         return list(providers), value.strip()
 
@@ -82,9 +81,10 @@ def choices_of(extras: AskExtras, providers: list[ProviderName]) -> tuple[tuple[
     for value in extras.tools:
         targets, name = split(value)
         for p in targets:
-            if name.lower() not in TOOLS[p]:
+            if name.lower() not in TOOLS.get(p, ()):
                 raise InvalidArgument(f"--tool {value!r}: {p.value} has no tool {name!r}",
-                                      hint=f"{p.value} has: {', '.join(TOOLS[p])}; SITE:NAME names one site.")
+                                      hint=f"{p.value} has: {', '.join(TOOLS.get(p, ())) or 'none'}; SITE:NAME "
+                                      "names one site.")
             out[p] = attrs.evolve(out[p], tools=(*out[p].tools, name.lower()))
     return tuple((p, c) for p, c in out.items() if c)
 
@@ -134,7 +134,7 @@ async def ask_main(config: Config, question: str, provider: str, new_chat: bool,
         files = await attachments.select_files_async(Path.cwd(), extras.files, state_dir=config.state_dir,
                                                      max_files=bundles.max_selected(extras.bundle)) \
             if extras.files else ()
-        providers = list(ProviderName) if provider == "both" else [ProviderName(provider)]
+        providers = list(sites_named(provider))
         choices = choices_of(extras, providers)
         limits = upload_limits(providers)
         targets = targets_of(config, extras, providers)

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from actors.protocol.common import SITE_CHOICES
+
 from .. import __version__
 from ..constants import SHARED
 
@@ -18,8 +20,8 @@ RAW_HELP = ("print the answers as the page gave them, control characters include
             "sequences and other control characters are shown escaped, so a page cannot write to your terminal)")
 
 DESCRIPTION = """\
-ai-bridge lets coding agents (Claude Code, Codex, Cursor, ...) ask ChatGPT and Gemini through their web UIs in
-your own logged-in browser, through a Chrome extension. No API keys.
+ai-bridge lets coding agents (Claude Code, Codex, Cursor, ...) ask ChatGPT, Gemini, Claude, Grok and Perplexity
+through their web UIs in your own logged-in browser, through a Chrome extension. No API keys.
 
 Typical use: register `ai-bridge serve` as an MCP server in your agent; check the set-up with `ai-bridge doctor`.
 """
@@ -125,7 +127,8 @@ def parser() -> argparse.ArgumentParser:
                    "(default 7; env AI_BRIDGE_JOBS_KEEP_DAYS)")
     s.add_argument("--tools", dest="listed_tools", action="append", default=[], metavar="SET",
                    help="which tools to list: asks (the ask, job and status tools, list_models, take_cdp_snapshot, "
-                   "get_page_dom), browser (the general browser tools, and bridge_status), all; comma-separated or "
+                   "get_page_dom), sites (ask_claude_web, ask_grok_web, ask_perplexity_web: ask_web reaches those "
+                   "sites too), browser (the general browser tools, and bridge_status), all; comma-separated or "
                    "repeated (default: asks, plus browser when --allow-domain is given; env AI_BRIDGE_TOOLS)")
     s.add_argument("--confirm-costly", action="store_true", default=None,
                    help="before a Pro, Deep Think or Deep Research ask, ask the user through the MCP client "
@@ -149,11 +152,13 @@ def parser() -> argparse.ArgumentParser:
                    help="the folder the download tool saves into, never outside it; without it the tool is "
                    "refused (env AI_BRIDGE_DOWNLOAD_DIR)")
 
-    a = sub.add_parser("ask", help="ask ChatGPT and/or Gemini from the terminal (progress on stderr)",
+    a = sub.add_parser("ask", help="ask ChatGPT, Gemini, Claude, Grok or Perplexity from the terminal (progress on "
+                       "stderr)",
                        description="Ask through the browser, as the MCP tools do, and print the answer on stdout.")
     _common(a, quiet=True)
-    a.add_argument("--provider", choices=["chatgpt", "gemini", "both"], default="both",
-                   help="which site to ask (default: both, in parallel)")
+    a.add_argument("--provider", choices=SITE_CHOICES, default="both",
+                   help="which site to ask: one site, both (ChatGPT and Gemini, the default) or all (every site); "
+                   "several sites are asked in parallel")
     a.add_argument("--new-chat", action="store_true", help="start a fresh conversation")
     a.add_argument("--timeout", type=_seconds, help="seconds the whole ask may take, retries included (default: the "
                    "response_timeout_s setting, 480)")
@@ -177,13 +182,15 @@ def parser() -> argparse.ArgumentParser:
                    "estimate); opens no browser, sends nothing")
     a.add_argument("--model", action="append", default=[], dest="models", metavar="[SITE:]NAME",
                    help="the model to choose in the site's own picker, as the site names it (any case; the start of a "
-                   "name or a whole word is enough): ChatGPT 'GPT-5.5', 'o3'; Gemini '3.1 Pro', 'Flash'. "
-                   "'chatgpt:GPT-5.5' names one site (with --provider both). A name the page does not offer, or a "
+                   "name or a whole word is enough): ChatGPT 'GPT-5.5', 'o3'; Gemini '3.1 Pro', 'Flash'; Claude "
+                   "'Sonnet 5'; Grok 'Expert'; Perplexity 'Sonar'. 'chatgpt:GPT-5.5' names one site (with several "
+                   "sites asked). A name the page does not offer, or a "
                    "choice it does not confirm, is an error and nothing is sent; `ai-bridge models` lists the names")
     a.add_argument("--mode", action="append", default=[], dest="modes", metavar="NAME", help=argparse.SUPPRESS)
     a.add_argument("--effort", action="append", default=[], dest="efforts", metavar="[SITE:]TIER",
                    help="how hard it thinks: ChatGPT 'instant', 'medium', 'high', 'extra high', 'pro' (the tiers "
-                   "your plan shows); Gemini 'extended' (Extended thinking) or 'standard'")
+                   "your plan shows); Gemini 'extended' (Extended thinking) or 'standard'; Claude 'low' ... 'max' "
+                   "(its Effort menu), 'thinking' or 'off' (its Thinking switch)")
     a.add_argument("--tool", action="append", default=[], dest="tools", metavar="[SITE:]TOOL",
                    help="switch on a site tool: 'web search' (ChatGPT), 'deep research' (Gemini: 5-30 minutes, the "
                    "whole report with its sources), 'deep think', 'canvas' (Gemini); repeatable")
@@ -202,8 +209,8 @@ def parser() -> argparse.ArgumentParser:
                        "nothing is chosen, typed or sent. Prints the site's own names (pass them as --model, "
                        "--effort, --tool) with the current choice marked. Exit 0 if a site could be read.")
     _common(m)
-    m.add_argument("--provider", choices=["chatgpt", "gemini", "both"], default="both",
-                   help="which site (default: both, in parallel)")
+    m.add_argument("--provider", choices=SITE_CHOICES, default="both",
+                   help="which site: one, both (ChatGPT and Gemini, the default) or all; in parallel")
     m.add_argument("--timeout", type=_seconds, default=60.0, help="seconds each site may take (default 60)")
     m.add_argument("--json", action="store_true", help="print the offers as JSON")
 
@@ -231,9 +238,9 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--page", dest="pages", action="append", default=[], type=Path, metavar="FILE",
                    help="probe this saved page (an .html file, or an element's outerHTML) offline, and show the "
                    "answer an ask would read from it (repeatable; docs/providers.md says how to save one)")
-    d.add_argument("--provider", choices=["chatgpt", "gemini", "both"], default=None,
-                   help="with --live: which site to probe (default: both, in parallel); with --page: whose page it "
-                   "is (default: told by the page)")
+    d.add_argument("--provider", choices=SITE_CHOICES, default=None,
+                   help="with --live: which site to probe: one, both (ChatGPT and Gemini, the default) or all, in "
+                   "parallel; with --page: whose page it is (default: told by the page)")
     d.add_argument("--timeout", type=_seconds, default=None,
                    help="with --live or --page: seconds each probe may take (default 60)")
     d.add_argument("--json", action="store_true", help="with --live or --page: print the reports as JSON")
@@ -256,7 +263,10 @@ def parser() -> argparse.ArgumentParser:
                    help="run this scenario (repeatable; default: all)")
     k.add_argument("--tag", dest="tags", action="append", default=[], metavar="TAG",
                    help="run only scenarios with this tag (repeatable: every tag given; smoke, regression, chatgpt, "
-                   "gemini, thinking, parallel, code)")
+                   "gemini, claude, grok, perplexity, thinking, parallel, code)")
+    k.add_argument("--provider", choices=SITE_CHOICES, default="both",
+                   help="run only the scenarios of these sites: one site, both (ChatGPT and Gemini, the default) or "
+                   "all (every site)")
 
     c = sub.add_parser("console", help="live inspection of a running server (actor tree, tasks, faults)",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -443,8 +453,8 @@ def _command(args: argparse.Namespace) -> int:
         sys.stderr.flush()
         os._exit(code)
     if args.command == "doctor" and args.pages:
-        if args.live or args.provider == "both":
-            print("ai-bridge doctor: --page goes without --live, and with --provider chatgpt or gemini",
+        if args.live or args.provider in ("both", "all"):
+            print("ai-bridge doctor: --page goes without --live, and with --provider naming one site",
                   file=sys.stderr)
             return 2
         from .saved_page import page_main
@@ -470,7 +480,7 @@ def _command(args: argparse.Namespace) -> int:
         from .check.run import check_main
 
         opts = Options(tuple(args.scenario_files), tuple(args.ids), tuple(args.tags), args.list_only, args.dry_run,
-                       args.debug)
+                       args.debug, args.provider)
         return trio.run(check_main, config, opts)
     if args.command == "ask":
         from .ask import AskExtras, ask_main

@@ -64,7 +64,7 @@ async def demo_main(config: Config, question: str, timeout_s: float) -> int:
         info = await nursery.start(functools.partial(server.serve_sites, tls=server.shipped_certificates(),
                                                      shutdown=shutdown))
         try:
-            args = flags.chromium_args(info["chatgptPort"], info["geminiPort"], info["spki"])
+            args = flags.chromium_args({n: info["ports"][n] for n in ("chatgpt", "gemini")}, info["spki"])
             say(f"the imitations of chatgpt.com and gemini.google.com run on 127.0.0.1:{info['chatgptPort']} and "
                 f":{info['geminiPort']}; a headless Chromium of ai-bridge's own goes there and nowhere else.")
             say(f"asking both: {question}")

@@ -191,11 +191,11 @@ async def live_main(config: Config, provider: str, timeout_s: float, as_json: bo
     mode, the same actors as `serve`). Reads the project's kept conversation when it has one; never types."""
     from pathlib import Path
 
-    from actors.protocol.common import ProviderName
+    from actors.protocol.common import sites_named
 
     from .probe import all_ok, probe_providers, render_table, reports_json
 
-    providers = list(ProviderName) if provider == "both" else [ProviderName(provider)]
+    providers = list(sites_named(provider))
     project = config.project or Path.cwd().name
     async with open_bridge(config) as bridge:
         results = await probe_providers(bridge, providers, timeout_s=timeout_s, project=project, choices=True)

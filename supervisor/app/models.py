@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 
-from actors.protocol.common import ProviderName
+from actors.protocol.common import sites_named
 from actors.protocol.provider import ProbeReport
 
 from ..config import Config
@@ -19,7 +19,7 @@ from . import open_bridge
 async def models_main(config: Config, provider: str, timeout_s: float, as_json: bool) -> int:
     from .probe import probe_providers
 
-    providers = list(ProviderName) if provider == "both" else [ProviderName(provider)]
+    providers = list(sites_named(provider))
     async with open_bridge(config) as bridge:
         results = await probe_providers(bridge, providers, timeout_s=timeout_s, choices=True)
     out: dict[str, object] = {}

@@ -1,4 +1,4 @@
-"""The provider tables the actors run with: the shipped ones (actors/provider/chatgpt.py, gemini.py) with the user's
+"""The provider tables the actors run with: the shipped ones (actors/provider/sites/) with the user's
 `providers.toml` prepended (actors/provider/overrides.py). Read and validated at start-up; a bad file stops the
 start with one line per problem."""
 
@@ -8,13 +8,14 @@ import os
 import re
 from pathlib import Path
 
-from actors.provider import chatgpt, gemini, overrides
+from actors.provider import overrides
+from actors.provider.sites import TABLES
 from actors.provider.table import ProviderTable
 
 from ..config import Config, read_config_file
 from ..errors import ConfigError
 
-SHIPPED: tuple[ProviderTable, ...] = (chatgpt.TABLE, gemini.TABLE)
+SHIPPED: tuple[ProviderTable, ...] = TABLES
 
 
 def default_providers_file() -> Path:

@@ -169,9 +169,24 @@ _MARKERS = {
     ProviderName.GEMINI: re.compile(
         r"<(?:model-response|user-query|bard-mode-switcher|deep-research-immersive-panel|bard-sidenav|chat-window"
         r"|input-area-v2)[\s/>]", re.I),
+    # claude-chat-simple.html, claude-2607-*.html
+    ProviderName.CLAUDE: re.compile(
+        r"<[a-z][^<>]*\s(?:data-is-streaming\s*=|data-testid\s*=\s*[\"']?(?:chat-input|model-selector-dropdown"
+        r"|action-bar-copy)\b|class\s*=\s*[\"'][^\"']*\bfont-claude-response\b)", re.I),
+    # grok-2607-*.html and tokenless's Grok page
+    ProviderName.GROK: re.compile(
+        r"<[a-z][^<>]*\s(?:data-testid\s*=\s*[\"']?(?:assistant-message|chat-submit)\b"
+        r"|id\s*=\s*[\"']?model-select-trigger\b)", re.I),
+    # perplexity-chat-simple.html
+    ProviderName.PERPLEXITY: re.compile(
+        r"<[a-z][^<>]*\s(?:id\s*=\s*[\"']?(?:ask-input|markdown-content-\d)|class\s*=\s*[\"'][^\"']*group/query)",
+        re.I),
 }
 _HOSTS = {ProviderName.CHATGPT: re.compile(r"https://(chatgpt\.com|chat\.openai\.com)/"),
-          ProviderName.GEMINI: re.compile(r"https://gemini\.google\.com/")}
+          ProviderName.GEMINI: re.compile(r"https://gemini\.google\.com/"),
+          ProviderName.CLAUDE: re.compile(r"https://claude\.ai/"),
+          ProviderName.GROK: re.compile(r"https://grok\.com/"),
+          ProviderName.PERPLEXITY: re.compile(r"https://(www\.)?perplexity\.ai/")}
 
 
 def detect_provider(page: SavedPage) -> ProviderName:
@@ -184,9 +199,9 @@ def detect_provider(page: SavedPage) -> ProviderName:
             return by_url[0]
     if len(found) == 1:
         return found[0]
-    what = "markup of both ChatGPT and Gemini" if found else "neither ChatGPT's nor Gemini's markup"
-    raise PageFileError(f"{page.path}: cannot tell whose page this is ({what}); name it with --provider chatgpt "
-                        "or --provider gemini")
+    what = f"markup of {' and '.join(p.display for p in found)}" if found else "no site's markup"
+    raise PageFileError(f"{page.path}: cannot tell whose page this is ({what}); name it with --provider chatgpt, "
+                        "--provider gemini, --provider claude, --provider grok or --provider perplexity")
 
 
 # --- the offline browser --------------------------------------------------------------------------------------------

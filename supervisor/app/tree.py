@@ -3,7 +3,7 @@
     root (one_for_one; ends when the MCP front ends: auto_shutdown any_significant)
     ├─ store (contain)                 session_store
     ├─ link (rest_for_one, contain)    relay → discovery → browser
-    ├─ providers (one_for_one, contain) chatgpt, gemini
+    ├─ providers (one_for_one, contain) one per table of actors/provider/sites/ (chatgpt … perplexity)
     ├─ tools (contain)                 browser_tools
     ├─ services (one_for_one, contain) jobs, console
     └─ mcp_front (temporary, significant)

@@ -1,4 +1,18 @@
-"""Local imitations of chatgpt.com and gemini.google.com for tests and benchmarks.
+"""Local imitations of chatgpt.com, gemini.google.com, claude.ai, grok.com and www.perplexity.ai for tests and
+benchmarks.
+
+Claude, Grok and Perplexity (issue 40) are one generic chat client (common/chatsite.js, served by chatsites.py)
+dressed by each site's app.js after its captures (../shared/real-dom/, cited in each app.js header; guesses marked):
+Claude's [data-is-streaming] answers beside their action bar, its thinking kept in its own .standard-markdown above
+the answer, its inert server-rendered editor under the live one, its picker's Effort submenu and Thinking switch and
+"Upgrade" rows; Grok's tiptap editor, disabled submit button, [data-testid=code-block] and a picker whose choice shows
+only on its trigger; Perplexity's Lexical #ask-input, tab-panel turns, action bar and span.citation links. They take
+the same control API (scripts and page options below; ``shape``, ``layout``, ``editor``, ``picker``, ``toolsMenu``
+and the Gemini-only options do not apply), stream as ChatGPT does, render nothing in a hidden tab, hold text back with
+``renderLagMs``, show limits in a turn, an alert, a toast or a banner (Claude's alert band), and
+``challenge: true`` (a page option, ChatGPT too) serves Cloudflare's "Just a moment..." interstitial instead of the
+site. Pages: ``https://claude.ai/new`` (``/`` redirects there) and ``/chat/<uuid>``, ``https://grok.com/`` and
+``/c/<uuid>``, ``https://www.perplexity.ai/`` and ``/search/<slug>``.
 
 The fakes reproduce the DOM that provider code is written against, in two shapes (page option ``shape``): "2026"
 (default), the markup captured from the real sites in Jan-Feb 2026 (ChatGPT: ProseMirror ``#prompt-textarea``, no
@@ -24,16 +38,18 @@ the timing. No test hook is visible in the pages' DOM.
 Starting
 ========
 
-``python -m tests.fakesites --chatgpt-port 0 --gemini-port 0 --cert-dir DIR [--ignore-stdin] [--verbose]``
-(from the repository root) writes a CA and a leaf certificate for ``chatgpt.com``, ``gemini.google.com``,
+``python -m tests.fakesites --cert-dir DIR [--chatgpt-port 0 ... --perplexity-port 0] [--ignore-stdin] [--verbose]``
+(from the repository root) writes a CA and a leaf certificate for every site's host names (``flags.HOSTS``),
 ``localhost`` and ``127.0.0.1`` into DIR, prints ONE JSON line to stdout::
 
-    {"chatgptPort": 40123, "geminiPort": 40125, "host": "127.0.0.1", "caCert": ".../ca.pem",
+    {"ports": {"chatgpt": 40123, ...}, "chatgptPort": 40123, "geminiPort": 40125, "claudePort": 40127,
+     "grokPort": 40129, "perplexityPort": 40131, "host": "127.0.0.1", "caCert": ".../ca.pem",
      "certFile": ".../server.pem", "keyFile": ".../server.key", "spki": "<base64 sha256 of the SPKI>", "pid": 123}
 
 and serves HTTPS (h2 + http/1.1) until SIGTERM/SIGINT or EOF on stdin. Point Chromium at it with::
 
     --host-resolver-rules=MAP chatgpt.com 127.0.0.1:<chatgptPort>, MAP gemini.google.com 127.0.0.1:<geminiPort>,
+        MAP claude.ai ..., MAP grok.com ..., MAP www.perplexity.ai ..., MAP perplexity.ai ...,
         MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1
     --ignore-certificate-errors-spki-list=<spki>
 
@@ -49,8 +65,8 @@ certificate).
 Pages: ``https://chatgpt.com/`` (and ``/c/<uuid>``), ``https://gemini.google.com/app`` (and ``/app/<16 hex>``;
 ``/`` redirects to ``/app``).
 
-Control API (same on both sites, on the site's own port; JSON in and out)
-========================================================================
+Control API (the same on every site, on the site's own port; JSON in and out)
+=============================================================================
 
 ``POST /__control`` — script what comes next. Body fields (all optional):
 
@@ -180,5 +196,6 @@ machine, same wall clock). It arrives by a telemetry request a few ms after the 
 Stuck / never-answered / stopped answers have none, nor do limits shown outside a turn. In a hidden tab the UI
 still goes idle (text empty) and that moment is reported. ``pages`` lists page loads (path, time, page options).
 
-``POST /__reset`` — clear the queue, page options, log and conversations; ends hanging streams.
+``POST /__reset`` — clear the queue, page options, log and conversations; ends hanging streams. ``?all=1``: every
+site of the server at once.
 """

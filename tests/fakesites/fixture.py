@@ -150,26 +150,31 @@ class FakeSites:
         self.info = info
         self.cert_dir = cert_dir
         self._own_dir = own_dir
-        self.chatgpt_port: int = info["chatgptPort"]
-        self.gemini_port: int = info["geminiPort"]
+        self.ports: dict[str, int] = {name: int(info[f"{name}Port"]) for name in flags.SITES}
+        self.chatgpt_port, self.gemini_port = self.ports["chatgpt"], self.ports["gemini"]
         self.spki: str = info["spki"]
         self.ca_cert: str = info["caCert"]
         ctx = ssl.create_default_context(cafile=self.ca_cert)
-        self.chatgpt = SiteControl("chatgpt", "127.0.0.1", self.chatgpt_port, ctx, "https://chatgpt.com")
-        self.gemini = SiteControl("gemini", "127.0.0.1", self.gemini_port, ctx, "https://gemini.google.com")
+        # One control client per site, by its name: sites.chatgpt, sites.claude, ... (and `site(name)`).
+        self.controls = {name: SiteControl(name, "127.0.0.1", port, ctx, "https://" + flags.HOSTS[name][0])
+                         for name, port in self.ports.items()}
+        self.chatgpt, self.gemini = self.controls["chatgpt"], self.controls["gemini"]
+        self.claude, self.grok, self.perplexity = (self.controls[n] for n in ("claude", "grok", "perplexity"))
+
+    def site(self, name: str) -> SiteControl:
+        return self.controls[name]
 
     def host_resolver_rules(self) -> str:
-        return flags.host_resolver_rules(self.chatgpt_port, self.gemini_port)
+        return flags.host_resolver_rules(self.ports)
 
     def chromium_args(self, *, blanket_cert_errors: bool = False) -> list[str]:
         """Flags that make Chromium reach the fakes at the real host names and accept their certificate (the SPKI
         pin; the blanket ``--ignore-certificate-errors`` only on request)."""
-        return flags.chromium_args(self.chatgpt_port, self.gemini_port, self.spki,
-                                   blanket_cert_errors=blanket_cert_errors)
+        return flags.chromium_args(self.ports, self.spki, blanket_cert_errors=blanket_cert_errors)
 
     def reset(self) -> None:
-        self.chatgpt.reset()
-        self.gemini.reset()
+        """Every site reset, in one request to one of them."""
+        self.chatgpt.request("POST", "/__reset?all=1", {})
 
     def close(self, timeout: float = 5.0) -> None:
         proc = self.proc
@@ -204,7 +209,7 @@ class FakeSites:
 
 
 def start_fakesites(*, cert_dir: str | None = None, chatgpt_port: int = 0, gemini_port: int = 0,
-                    startup_timeout: float = 20.0, stderr=None) -> FakeSites:
+                    startup_timeout: float = 20.0, stderr=None, ports: dict[str, int] | None = None) -> FakeSites:
     """Start ``python -m tests.fakesites`` and wait for its JSON line. Ports 0 = free ports.
 
     ``stderr``: where the server's stderr goes (default: inherited).
@@ -214,8 +219,9 @@ def start_fakesites(*, cert_dir: str | None = None, chatgpt_port: int = 0, gemin
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONUNBUFFERED"] = "1"
-    cmd = [sys.executable, "-m", "tests.fakesites", "--chatgpt-port", str(chatgpt_port),
-           "--gemini-port", str(gemini_port), "--cert-dir", cert_dir]
+    wanted = {"chatgpt": chatgpt_port, "gemini": gemini_port, **(ports or {})}
+    cmd = [sys.executable, "-m", "tests.fakesites", *(a for name, port in wanted.items()
+                                                      for a in (f"--{name}-port", str(port))), "--cert-dir", cert_dir]
     proc = subprocess.Popen(cmd, cwd=str(REPO_ROOT), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=stderr)
     line = b""

@@ -8,17 +8,23 @@ the sites' certificate acceptable (pages load and CDP attaches without an inters
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 
-def host_resolver_rules(chatgpt_port: int, gemini_port: int, host: str = "127.0.0.1") -> str:
-    # Gemini's generated images come from Google's image host: the gemini fake serves them too (issue 35).
-    return (f"MAP chatgpt.com {host}:{chatgpt_port}, MAP gemini.google.com {host}:{gemini_port}, "
-            f"MAP lh3.googleusercontent.com {host}:{gemini_port}, "
-            "MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1")
+# Every fake site, in ProviderName's order, and the host names each serves (the first is its own).
+SITES = ("chatgpt", "gemini", "claude", "grok", "perplexity")
+# Gemini's generated images come from Google's image host: the gemini fake serves them too (issue 35).
+HOSTS = {"chatgpt": ("chatgpt.com",), "gemini": ("gemini.google.com", "lh3.googleusercontent.com"),
+         "claude": ("claude.ai",), "grok": ("grok.com",), "perplexity": ("www.perplexity.ai", "perplexity.ai")}
 
 
-def chromium_args(chatgpt_port: int, gemini_port: int, spki: str, *, blanket_cert_errors: bool = False) -> list[str]:
-    args = [f"--host-resolver-rules={host_resolver_rules(chatgpt_port, gemini_port)}",
-            f"--ignore-certificate-errors-spki-list={spki}"]
+def host_resolver_rules(ports: Mapping[str, int], host: str = "127.0.0.1") -> str:
+    """Each site's host names to its port on `host` (the sites not in `ports` go nowhere, as every other host)."""
+    maps = [f"MAP {name} {host}:{ports[site]}" for site in SITES if site in ports for name in HOSTS[site]]
+    return ", ".join([*maps, "MAP * ~NOTFOUND", "EXCLUDE localhost", "EXCLUDE 127.0.0.1"])
+
+
+def chromium_args(ports: Mapping[str, int], spki: str, *, blanket_cert_errors: bool = False) -> list[str]:
+    args = [f"--host-resolver-rules={host_resolver_rules(ports)}", f"--ignore-certificate-errors-spki-list={spki}"]
     if blanket_cert_errors:
         args.append("--ignore-certificate-errors")
     return args

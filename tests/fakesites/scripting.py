@@ -194,6 +194,8 @@ class PageOptions:
                                    # and nothing is attached
     uploadAccept: str = ""         # the file input's accept list ("" takes any file)
     mutation: str = ""             # issue 37: one redesign of the page (common/drift.js lists the kinds)
+    challenge: bool = False        # a bot check (Cloudflare's "Just a moment…" interstitial) instead of the site:
+                                   # no app, no input box (ChatGPT, Claude, Grok, Perplexity)
     # Models, effort and tools (issue 34; the app.js / menus.js headers cite the captures each shape follows).
     picker: str = "pill"           # ChatGPT 2026: "pill" (the composer pill with its model submenu, July 2026) or
                                    # "header" (the header's model switcher, Jan 2026)
@@ -244,7 +246,7 @@ class PageOptions:
         if opts.uploadChooser not in ("input", "detached"):
             raise ControlError("uploadChooser must be 'input' or 'detached'")
         for name in ("login", "drift", "extensionButtons", "proPlan", "pickerIgnoresClicks", "uploadNoChip",
-                     "uploadQuota"):
+                     "uploadQuota", "challenge"):
             if not isinstance(getattr(opts, name), bool):
                 raise ControlError(f"{name} must be a boolean")
         if isinstance(opts.uploadRefuse, list):
@@ -302,6 +304,19 @@ RATE_LIMIT_TEXT = {
     "gemini": {
         "en": "You've reached your limit for now. Please try again later.",
         "ja": "現在、上限に達しています。しばらくしてからもう一度お試しください。",
+    },
+    # The three newer sites' limit texts are not captured: guesses in their voice (their tables' labels match them).
+    "claude": {
+        "en": "You are out of free messages until 5:00 PM. Usage limit reached.",
+        "ja": "メッセージの上限に達しました。午後5時まで新しいメッセージは送れません。",
+    },
+    "grok": {
+        "en": "You've reached your limit of 20 Grok questions per 2 hours for now. Please try again later.",
+        "ja": "現在、上限に達しました。しばらくしてからもう一度お試しください。",
+    },
+    "perplexity": {
+        "en": "You've reached your daily limit of Pro searches. It resets tomorrow.",
+        "ja": "本日のProサーチの上限に達しました。明日リセットされます。",
     },
 }
 
@@ -593,9 +608,11 @@ class SiteState:
     # -- questions -------------------------------------------------------------------------------------------
 
     def new_conversation_id(self) -> str:
-        if self.name == "chatgpt":
-            return str(uuid.uuid4())
-        return secrets.token_hex(8)  # Gemini: /app/<16 hex>
+        if self.name == "gemini":
+            return secrets.token_hex(8)  # /app/<16 hex>
+        if self.name == "perplexity":
+            return "question-" + secrets.token_urlsafe(16).replace("_", "x").replace("-", "y")  # /search/<slug>
+        return str(uuid.uuid4())  # ChatGPT /c/, Claude /chat/, Grok /c/
 
     def upload(self, name: str, data: bytes) -> dict:
         """The page uploaded a file: keep its name, size and the SHA-256 of its bytes, and the text of a text file

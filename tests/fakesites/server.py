@@ -1,8 +1,9 @@
-"""The fake chatgpt.com and gemini.google.com: two quart-trio apps served by hypercorn over TLS.
+"""The fake sites: chatgpt.com and gemini.google.com here, claude.ai, grok.com and www.perplexity.ai in chatsites.py;
+quart-trio apps served by hypercorn over TLS, one port each.
 
-Run ``python -m tests.fakesites --chatgpt-port 0 --gemini-port 0 --cert-dir DIR``: it prints one JSON line
-(ports, SPKI hash, certificate paths) to stdout, then serves until SIGTERM/SIGINT or EOF on stdin.
-See ``tests/fakesites/__init__.py`` for the control API.
+Run ``python -m tests.fakesites --cert-dir DIR`` (``--chatgpt-port`` … ``--perplexity-port``, default 0: free
+ports): it prints one JSON line (ports, SPKI hash, certificate paths) to stdout, then serves until SIGTERM/SIGINT or
+EOF on stdin. See ``tests/fakesites/__init__.py`` for the control API.
 """
 
 from __future__ import annotations
@@ -26,11 +27,13 @@ from hypercorn.trio import serve as hypercorn_serve
 from quart import Response, request
 from quart_trio import QuartTrio
 
+from . import chatsites
+from .flags import HOSTS, SITES
 from .scripting import ControlError, Generation, SiteState, now_ms, split_chunks
 
 HERE = Path(__file__).resolve().parent
-IMAGE_HOST = "lh3.googleusercontent.com"  # Gemini's generated images (served by the gemini fake)
-HOSTNAMES = ("chatgpt.com", "gemini.google.com", IMAGE_HOST)
+IMAGE_HOST = HOSTS["gemini"][1]  # Gemini's generated images (served by the gemini fake)
+HOSTNAMES = tuple(h for site in SITES for h in HOSTS[site])
 SESSION_COOKIE = "__Secure-next-auth.session-token"  # ChatGPT's signed-in session
 # A certificate made once by `make_certificates` and shipped with ai-bridge for `ai-bridge demo` (which must not
 # need the test extras to make one): trustme's leaf, valid to the year 3000, trusted by no browser but one launched
@@ -45,7 +48,7 @@ NO_STORE = {"Cache-Control": "no-store"}
 
 
 def make_certificates(cert_dir: str | os.PathLike) -> dict:
-    """Create a throwaway CA and a leaf certificate for both host names (and localhost / 127.0.0.1).
+    """Create a throwaway CA and a leaf certificate for every site's host names (and localhost / 127.0.0.1).
 
     Returns paths and the base64 SHA-256 of the leaf's SubjectPublicKeyInfo, the value Chromium's
     ``--ignore-certificate-errors-spki-list`` wants.
@@ -164,7 +167,10 @@ def _add_control_routes(app: QuartTrio, site: SiteState) -> None:
 
     @app.post("/__reset")
     async def reset() -> Response:
-        site.reset()
+        # ?all=1: every site of this server at once (FakeSites.reset: one request where five would each cost a TLS
+        # handshake, before every test).
+        for each in app.config.get("EVERY_SITE", [site]) if request.args.get("all") else [site]:
+            each.reset()
         return _json({"ok": True})
 
     @app.get("/favicon.ico")
@@ -229,6 +235,9 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
 
     def page(path: str) -> Response:
         opts, token = site.take_page(path)
+        if opts.challenge:  # chatgpt.com is behind Cloudflare too
+            return Response(chatsites.challenge_page("chatgpt.com", opts.lang), content_type="text/html; charset=utf-8",
+                            headers=NO_STORE)
         if opts.login:
             return _page("chatgpt/login.html", lang=opts.lang, boot={"locale": opts.lang})
         lang = "de" if opts.drift else opts.lang
@@ -267,7 +276,7 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
     @app.get("/cdn/assets/app.js")
     async def app_js() -> Response:
         return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "common/uploads.js", "common/drift.js",
-                       "common/generated.js", "chatgpt/app.js", "chatgpt/menus.js")
+                       "common/generated.js", "common/sse.js", "chatgpt/app.js", "chatgpt/menus.js")
 
     @app.get("/cdn/assets/app.css")
     async def app_css() -> Response:
@@ -304,7 +313,7 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
             site.finish(gen, "rate_limited")
             return _json({"detail": gen.answer, "code": "rate_limit_exceeded", "notice": script.notice,
                           "message_id": gen.entry["messageId"]}, 429)
-        return Response(_chatgpt_stream(site, gen), content_type="text/event-stream; charset=utf-8",
+        return Response(_sse_stream(site, gen), content_type="text/event-stream; charset=utf-8",
                         headers={**NO_STORE, "X-Accel-Buffering": "no"})
 
     _add_upload_route(app, site, "/backend-api/files")
@@ -360,7 +369,8 @@ def _sse(obj: dict) -> bytes:
     return b"data: " + json.dumps(obj, ensure_ascii=False).encode() + b"\n\n"
 
 
-async def _chatgpt_stream(site: SiteState, gen: Generation) -> AsyncIterator[bytes]:
+async def _sse_stream(site: SiteState, gen: Generation) -> AsyncIterator[bytes]:
+    """An answer as server-sent events (ChatGPT's, and the three newer fakes'): meta, thinking, deltas, [DONE]."""
     entry, script = gen.entry, gen.script
     completed = False
     try:
@@ -616,28 +626,32 @@ def _hypercorn_config(host: str, port: int, tls: dict) -> Config:
     return cfg
 
 
-async def serve_sites(*, chatgpt_port: int = 0, gemini_port: int = 0, host: str = "127.0.0.1",
+async def serve_sites(*, ports: dict[str, int] | None = None, host: str = "127.0.0.1",
                       cert_dir: str | os.PathLike | None = None, tls: dict | None = None, shutdown: trio.Event,
                       task_status: trio.TaskStatus[dict] = trio.TASK_STATUS_IGNORED) -> None:
-    """Serve both sites until ``shutdown`` is set. ``task_status.started`` gets the info dict
-    (``chatgptPort``, ``geminiPort``, ``spki``, ``caCert``, ...). ``sites`` in it holds the SiteState objects
-    (only when used in-process; the CLI prints the dict without them). The certificate: ``tls`` (for example
-    `shipped_certificates()`), else one made in ``cert_dir``."""
+    """Serve every site until ``shutdown`` is set, each on its port of ``ports`` (absent or 0: a free one).
+    ``task_status.started`` gets the info dict (``ports`` by site, ``chatgptPort`` … ``perplexityPort``, ``spki``,
+    ``caCert``, ...). ``sites`` in it holds the SiteState objects (only when used in-process; the CLI prints the dict
+    without them). The certificate: ``tls`` (for example `shipped_certificates()`), else one made in ``cert_dir``."""
     if tls is None:
         if cert_dir is None:
             raise ValueError("serve_sites needs cert_dir or tls")
         tls = make_certificates(cert_dir)
-    sites = {"chatgpt": SiteState("chatgpt"), "gemini": SiteState("gemini")}
-    apps = {"chatgpt": create_chatgpt_app(sites["chatgpt"]), "gemini": create_gemini_app(sites["gemini"])}
-    ports = {"chatgpt": chatgpt_port, "gemini": gemini_port}
+    sites = {name: SiteState(name) for name in SITES}
+    apps = {"chatgpt": create_chatgpt_app(sites["chatgpt"]), "gemini": create_gemini_app(sites["gemini"]),
+            **{name: chatsites.create_chat_app(sites[name], spec, host=HOSTS[name][0])
+               for name, spec in chatsites.SPECS.items()}}
+    for app in apps.values():
+        app.config["EVERY_SITE"] = list(sites.values())
     async with trio.open_nursery() as nursery:
         bound: dict[str, int] = {}
-        for name in ("chatgpt", "gemini"):
-            urls = await nursery.start(_serve_app, apps[name], _hypercorn_config(host, ports[name], tls), shutdown)
+        for name in SITES:
+            cfg = _hypercorn_config(host, (ports or {}).get(name, 0), tls)
+            urls = await nursery.start(_serve_app, apps[name], cfg, shutdown)
             bound[name] = int(urls[0].rsplit(":", 1)[1])
         info = {
-            "chatgptPort": bound["chatgpt"],
-            "geminiPort": bound["gemini"],
+            "ports": bound,
+            **{f"{name}Port": port for name, port in bound.items()},
             "host": host,
             **tls,
             "pid": os.getpid(),
@@ -683,7 +697,7 @@ async def amain(args: argparse.Namespace) -> None:
             watchers.start_soon(_watch_stdin, shutdown)
         async with trio.open_nursery() as server:
             info = await server.start(functools.partial(
-                serve_sites, chatgpt_port=args.chatgpt_port, gemini_port=args.gemini_port, host=args.host,
+                serve_sites, ports={name: getattr(args, f"{name}_port") for name in SITES}, host=args.host,
                 cert_dir=args.cert_dir, shutdown=shutdown))
             public = {k: v for k, v in info.items() if k != "sites"}
             sys.stdout.write(json.dumps(public) + "\n")
@@ -694,8 +708,8 @@ async def amain(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.fakesites", description=__doc__.splitlines()[0])
-    parser.add_argument("--chatgpt-port", type=int, default=0)
-    parser.add_argument("--gemini-port", type=int, default=0)
+    for name in SITES:
+        parser.add_argument(f"--{name}-port", type=int, default=0)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--cert-dir", help="where the CA, certificate and key are written (required to serve)")
     parser.add_argument("--remake-shipped-certificate", action="store_true",

@@ -4,8 +4,11 @@ argument model (schema and validation), annotations, handler.
 Which tools a server lists is its configuration's choice (``serve --tools``, docs/tools.md#which-tools-are-listed):
 every listed tool's schema sits in the agent's context for the whole session, so the default lists only the asks:
 the ask, job and status tools, and the inspection of the provider pages (list_models for the names an ask takes;
-take_cdp_snapshot and get_page_dom, which the ask errors' hints send the agent to: 3.9 KB of the 51.7 KB). The 32
-browser tools (105 KB) join when a domain is allowed to them or when asked for.
+take_cdp_snapshot and get_page_dom, which the ask errors' hints send the agent to). Claude, Grok and Perplexity are
+asked through ask_web (`sites`), which reaches every site: the default list grew from 51.7 to 61.7 KB with it
+(issue 40); their one-site tools (ask_claude_web, ask_grok_web, ask_perplexity_web: 22.8 KB more) are the "sites"
+family, listed on request. The 32 browser tools (105 KB) join when
+a domain is allowed to them or when asked for (docs/tools.md#which-tools-are-listed).
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ from ..toolkit import Tool
 from . import asks, browser, inspect, jobs, status
 
 _ASKS = (
-    "ai-bridge asks ChatGPT and Gemini through their web UIs in the user's own logged-in browser (no API keys). "
-    "Use ask_chatgpt_gemini_web for a second opinion from both; ask_chatgpt_web / ask_gemini_web for one. "
-    "bridge_status shows whether the browser extension is connected."
+    "ai-bridge asks ChatGPT, Gemini, Claude, Grok and Perplexity through their web UIs in the user's own logged-in "
+    "browser (no API keys). Use ask_chatgpt_gemini_web for a second opinion from both; ask_chatgpt_web / "
+    "ask_gemini_web for one; ask_web for any set of sites (Claude, Grok, Perplexity too). bridge_status shows "
+    "whether the browser extension is connected."
 )
 _BROWSER = (
     " The general browser tools (tabs_list, tab_new, navigate, snapshot, click, type, ...) drive tabs of their own on "
@@ -28,7 +32,9 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (*status.TOOLS, *asks.TOOLS, *jobs.
                                                 *browser.TOOLS)}
 
 FAMILIES: dict[str, tuple[str, ...]] = {
-    "asks": tuple(t.name for t in (*status.TOOLS, *asks.TOOLS, *jobs.TOOLS, *inspect.TOOLS)),
+    "asks": tuple(t.name for t in (*status.TOOLS, *asks.TOOLS, *jobs.TOOLS, *inspect.TOOLS)
+                  if t.name not in asks.ONE_SITE_TOOLS),
+    "sites": asks.ONE_SITE_TOOLS,
     "browser": tuple(t.name for t in browser.TOOLS),
 }
 ALWAYS = ("bridge_status",)  # whatever is listed, the agent can see whether the browser is there

@@ -1,5 +1,6 @@
-"""The ask tools: one provider, or both at once (one failing still returns the other), in the foreground with
-progress, or as a background job."""
+"""The ask tools: one site (ask_<site>_web), ChatGPT and Gemini at once (ask_chatgpt_gemini_web), or any set of
+sites at once (ask_web), where one failing still returns the others; in the foreground with progress, or as a
+background job. Every site's tool is the same handler over its `ProviderName`: a site adds its choice model here."""
 
 from __future__ import annotations
 
@@ -18,10 +19,11 @@ from supervisor.errors import BridgeError, ErrorInfo, InvalidArgument
 from supervisor.progress import pace
 from supervisor.savefiles import answer_folder
 
-from ...protocol.common import ProviderName
+from ...protocol.common import PAIR, ProviderName
 from ...protocol.jobs import JOBS, JobView, StartJob
 from ...protocol.provider import (
     MAX_ASK_TIMEOUT_S,
+    SITE_TOOLS,
     Ask,
     AskProgress,
     AskResult,
@@ -35,7 +37,17 @@ from ...protocol.session_store import MAX_PROJECT
 from ..deps import FrontDeps, ToolCall
 from ..toolkit import Annotations, Args, Result, Tool
 from .consent import confirm_costly, with_login
-from .render import Answer, BothAnswers, DryRun, JobStarted, answer_result, both_result, progress_line
+from .render import (
+    MANY_SITES_TOOL,
+    Answer,
+    BothAnswers,
+    DryRun,
+    JobStarted,
+    SitesAnswers,
+    answer_result,
+    progress_line,
+    sites_result,
+)
 
 MAX_QUESTION = 100_000
 
@@ -136,6 +148,18 @@ _GEMINI_EFFORT = Annotated[str, Field(min_length=1, max_length=40, description=_
     examples='"extended" (the picker\'s Extended thinking switch on) or "standard" (off)'))]
 _GEMINI_TOOLS = Annotated[list[GeminiTool], Field(min_length=1, max_length=3, description=_TOOLS_TEXT.format(
     examples='"deep research", "deep think", "canvas"'))]
+# Claude's picker (claude-2607-model-menu-open.html, tokenless's thinking-effort-menu-open capture): model rows, an
+# Effort submenu and a Thinking switch. Grok's (grok-2607-model-menu-open.html): four models, no effort. Perplexity's
+# "Choose a model" menu is not captured: its names are the page's.
+_CLAUDE_MODEL = Annotated[str, Field(min_length=1, max_length=100, description=_MODEL_TEXT.format(
+    examples='"Sonnet 5", "Opus 4.8", "Haiku 4.5"'))]
+_CLAUDE_EFFORT = Annotated[str, Field(min_length=1, max_length=40, description=_EFFORT_TEXT.format(
+    examples='"low", "medium", "high", "extra" or "max" (the Effort menu), "thinking" or "off" (the Thinking '
+    'switch)'))]
+_GROK_MODEL = Annotated[str, Field(min_length=1, max_length=100, description=_MODEL_TEXT.format(
+    examples='"Fast", "Auto", "Expert", "Heavy"'))]
+_PERPLEXITY_MODEL = Annotated[str, Field(min_length=1, max_length=100, description=_MODEL_TEXT.format(
+    examples='"Best", "Sonar", or a model of its picker'))]
 _LEGACY = SkipJsonSchema[Annotated[str, Field(min_length=1, max_length=100)] | None]
 
 
@@ -176,6 +200,28 @@ class GeminiChoice(WhereArgs):
         return Choice(self.model or "", self.effort or "", tuple(dict.fromkeys(self.tools or ())))
 
 
+class ClaudeChoice(Args):
+    model: _CLAUDE_MODEL | SkipJsonSchema[None] = None
+    effort: _CLAUDE_EFFORT | SkipJsonSchema[None] = None
+
+    def choice(self) -> Choice:
+        return Choice(self.model or "", self.effort or "")
+
+
+class GrokChoice(Args):
+    model: _GROK_MODEL | SkipJsonSchema[None] = None
+
+    def choice(self) -> Choice:
+        return Choice(self.model or "")
+
+
+class PerplexityChoice(Args):
+    model: _PERPLEXITY_MODEL | SkipJsonSchema[None] = None
+
+    def choice(self) -> Choice:
+        return Choice(self.model or "")
+
+
 class ChatGPTAskArgs(AskArgs, ChatGPTChoice):
     def choices(self) -> tuple[tuple[ProviderName, Choice], ...]:
         return ((ProviderName.CHATGPT, self.choice()),)
@@ -213,6 +259,73 @@ class BothAskArgs(AskArgs):
     def targets(self) -> tuple[tuple[ProviderName, Target], ...]:
         return tuple((p, site.target()) for p, site in ((ProviderName.CHATGPT, self.chatgpt),
                                                          (ProviderName.GEMINI, self.gemini)) if site is not None)
+
+
+class ClaudeAskArgs(AskArgs, ClaudeChoice):
+    def choices(self) -> tuple[tuple[ProviderName, Choice], ...]:
+        return ((ProviderName.CLAUDE, self.choice()),)
+
+
+class GrokAskArgs(AskArgs, GrokChoice):
+    def choices(self) -> tuple[tuple[ProviderName, Choice], ...]:
+        return ((ProviderName.GROK, self.choice()),)
+
+
+class PerplexityAskArgs(AskArgs, PerplexityChoice):
+    def choices(self) -> tuple[tuple[ProviderName, Choice], ...]:
+        return ((ProviderName.PERPLEXITY, self.choice()),)
+
+
+SiteName = Literal["chatgpt", "gemini", "claude", "grok", "perplexity"]  # ProviderName's values (a test keeps them so)
+
+
+class SiteChoiceArgs(Args):
+    model: Annotated[str, Field(min_length=1, max_length=100, description=(
+        "The model to choose in the site's picker, as the site names it (see the site's own ask tool, "
+        "ask_<site>_web, or list_models)."))] | SkipJsonSchema[None] = None
+    effort: Annotated[str, Field(min_length=1, max_length=40, description="How hard it thinks, as the site names "
+                                 "it (ChatGPT, Gemini, Claude).")] | SkipJsonSchema[None] = None
+    tools: Annotated[list[Annotated[str, Field(min_length=1, max_length=40)]], Field(
+        min_length=1, max_length=3, description='The site\'s tools to switch on: ChatGPT "web search"; Gemini '
+        '"deep research", "deep think", "canvas".')] | SkipJsonSchema[None] = None
+
+    def choice(self) -> Choice:
+        return Choice(self.model or "", self.effort or "", tuple(dict.fromkeys(t.strip().lower()
+                                                                              for t in self.tools or ())))
+
+
+class SitesAskArgs(AskArgs):
+    sites: Annotated[list[SiteName], Field(
+        min_length=1, max_length=len(ProviderName),
+        description="The sites to ask, all at once: any of chatgpt, gemini, claude, grok, perplexity (each once).")]
+    # `choices` is the argument's name (AskArgs.choices is the method every ask tool has).
+    choices_: Annotated[dict[SiteName, SiteChoiceArgs], Field(min_length=1)] | SkipJsonSchema[None] = Field(
+        default=None, alias="choices", description="Per site asked: its model, effort and tools, e.g. "
+        '{"claude": {"model": "Sonnet 5"}, "grok": {"model": "Expert"}}. Checked as by the site\'s own ask tool: '
+        "a name the page does not offer, or a choice it does not confirm, is that site's error and nothing is "
+        "sent there.")
+
+    @field_validator("sites")
+    @classmethod
+    def _once_each(cls, v: list[SiteName]) -> list[SiteName]:
+        if len(set(v)) != len(v):
+            raise ValueError("names a site twice")
+        return v
+
+    def providers(self) -> tuple[ProviderName, ...]:
+        asked = {ProviderName(s) for s in self.sites}
+        return tuple(p for p in ProviderName if p in asked)
+
+    def choices(self) -> tuple[tuple[ProviderName, Choice], ...]:
+        given = {ProviderName(site): c.choice() for site, c in (self.choices_ or {}).items()}
+        for p, c in given.items():
+            if p not in self.providers():
+                raise InvalidArgument(f"ask_web: choices name {p.value}, which is not among the sites asked",
+                                      hint=f"Add {p.value!r} to sites, or leave its choices out.")
+            if bad := [t for t in c.tools if t not in SITE_TOOLS.get(p, ())]:
+                raise InvalidArgument(f"ask_web: {p.value} has no tool {bad[0]!r}",
+                                      hint=f"{p.value} has: {', '.join(SITE_TOOLS.get(p, ())) or 'no tools'}.")
+        return tuple((p, given.get(p, Choice())) for p in self.providers())
 
 
 def project_folder() -> Path:
@@ -311,15 +424,27 @@ def _started(view: JobView) -> Result:
     return Result(text=text, structured={"jobId": view.job_id, "status": view.status.value})
 
 
-def ask_one(provider: ProviderName, start_job: Callable[[FrontDeps, ToolCall, AskArgs], Awaitable[JobView]]
-            ) -> Callable[[FrontDeps, ToolCall, AskArgs], Awaitable[Result]]:
+StartJobFn = Callable[[FrontDeps, ToolCall, AskArgs], Awaitable[JobView]]
+
+
+async def _answered_early(deps: FrontDeps, call: ToolCall, args: AskArgs, start_job: StartJobFn,
+                          providers: tuple[ProviderName, ...]) -> Result | None:
+    """What every ask tool does before it asks: a dry run is answered, a costly ask confirmed, a background ask
+    started as a job. None: ask now."""
+    if args.dry_run:
+        return await dry_run_result(deps, args, providers)
+    if deps.config.confirm_costly:
+        await confirm_costly(call, args.choices())
+    if args.background:
+        return _started(await start_job(deps, call, args))
+    return None
+
+
+def ask_one(provider: ProviderName, start_job: StartJobFn) -> Callable[[FrontDeps, ToolCall, AskArgs],
+                                                                       Awaitable[Result]]:
     async def handler(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
-        if args.dry_run:
-            return await dry_run_result(deps, args, (provider,))
-        if deps.config.confirm_costly:
-            await confirm_costly(call, args.choices())
-        if args.background:
-            return _started(await start_job(deps, call, args))
+        if (early := await _answered_early(deps, call, args, start_job, (provider,))) is not None:
+            return early
         msg = await _message(deps, call, args, (provider,))
         pump = _ProgressPump(call)
         try:
@@ -336,42 +461,74 @@ def ask_one(provider: ProviderName, start_job: Callable[[FrontDeps, ToolCall, As
     return handler
 
 
-_start_both = starter("ask_chatgpt_gemini_web", tuple(ProviderName))
+def ask_many(tool: str, sites: Callable[[AskArgs], tuple[ProviderName, ...]]
+             ) -> tuple[Callable[[FrontDeps, ToolCall, AskArgs], Awaitable[Result]], StartJobFn]:
+    """The handler and job starter of a tool that asks several sites at once: each site in parallel, one failing
+    still returns the others' answers."""
 
+    async def start_job(deps: FrontDeps, call: ToolCall, args: AskArgs) -> JobView:
+        return await starter(tool, sites(args))(deps, call, args)
 
-async def ask_both(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
-    providers = tuple(ProviderName)
-    if args.dry_run:
-        return await dry_run_result(deps, args, providers)
-    if deps.config.confirm_costly:
-        await confirm_costly(call, args.choices())
-    if args.background:
-        return _started(await _start_both(deps, call, args))
-    msg = await _message(deps, call, args, providers)
-    pump = _ProgressPump(call)
-    results: dict[ProviderName, AskResult | ErrorInfo] = {}
+    async def handler(deps: FrontDeps, call: ToolCall, args: AskArgs) -> Result:
+        if (early := await _answered_early(deps, call, args, start_job, sites(args))) is not None:
+            return early
+        msg = await _message(deps, call, args, sites(args))
+        pump = _ProgressPump(call)
+        results: dict[ProviderName, AskResult | ErrorInfo] = {}
 
-    async def one(provider: ProviderName) -> None:
+        async def one(provider: ProviderName) -> None:
+            try:
+                results[provider] = await _ask(deps, call, provider, msg, pump.sink)
+            except BridgeError as exc:
+                results[provider] = exc.info()  # one failing still returns the others' answers
+
         try:
-            results[provider] = await _ask(deps, call, provider, msg, pump.sink)
-        except BridgeError as exc:
-            results[provider] = exc.info()  # one failing still returns the other's answer
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(pump.run)
+                async with trio.open_nursery() as asks:
+                    for p in sites(args):
+                        asks.start_soon(one, p)
+                nursery.cancel_scope.cancel()
+        finally:
+            attachments.unstage(msg.files)
+        return sites_result(results)
 
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(pump.run)
-            async with trio.open_nursery() as asks:
-                for p in providers:
-                    asks.start_soon(one, p)
-            nursery.cancel_scope.cancel()
-    finally:
-        attachments.unstage(msg.files)
-    return both_result(results)
+    return handler, start_job
+
+
+def _sites_of(args: AskArgs) -> tuple[ProviderName, ...]:
+    return args.providers() if isinstance(args, SitesAskArgs) else PAIR
+
+
+ask_both, _start_both = ask_many("ask_chatgpt_gemini_web", lambda args: PAIR)
+ask_web, _start_web = ask_many(MANY_SITES_TOOL, _sites_of)
 
 
 ASKS = Annotations(read_only=False, destructive=False, idempotent=False, open_world=True)
-_start_chatgpt = starter("ask_chatgpt_web", (ProviderName.CHATGPT,))
-_start_gemini = starter("ask_gemini_web", (ProviderName.GEMINI,))
+_START = {p: starter(f"ask_{p.value}_web", (p,)) for p in ProviderName}
+_WHERE = {ProviderName.CHATGPT: "chatgpt.com", ProviderName.GEMINI: "gemini.google.com",
+          ProviderName.CLAUDE: "claude.ai", ProviderName.GROK: "grok.com", ProviderName.PERPLEXITY: "perplexity.ai"}
+_ARGS: dict[ProviderName, type[AskArgs]] = {
+    ProviderName.CHATGPT: ChatGPTAskArgs, ProviderName.GEMINI: GeminiAskArgs, ProviderName.CLAUDE: ClaudeAskArgs,
+    ProviderName.GROK: GrokAskArgs, ProviderName.PERPLEXITY: PerplexityAskArgs}
+_NOTE = {ProviderName.CHATGPT: " Long answers can take minutes; progress is streamed.",
+         ProviderName.PERPLEXITY: " Its answers carry their sources as links.",
+         }
+
+
+def _one_site_tool(p: ProviderName) -> Tool:
+    pair = "for two opinions use ask_chatgpt_gemini_web" if p in PAIR else "for several sites at once use ask_web"
+    return Tool(f"ask_{p.value}_web",
+                f"Ask {p.display} through {_WHERE[p]} in the user's browser (no API key). Use when you want "
+                f"{p.display} specifically; {pair}. Continues this project's conversation unless new_chat is true."
+                + _NOTE.get(p, " Progress is streamed."),
+                _ARGS[p], ask_one(p, _START[p]), ASKS, output=(Answer, JobStarted, DryRun), title=f"Ask {p.display}",
+                start_job=_START[p])
+
+
+# The one-site tools of the sites ask_web reaches anyway: listed on request (`serve --tools asks,sites`), since every
+# listed tool's schema costs the agent's context (docs/tools.md#which-tools-are-listed).
+ONE_SITE_TOOLS = tuple(f"ask_{p.value}_web" for p in ProviderName if p not in PAIR)
 
 TOOLS = (
     Tool("ask_chatgpt_gemini_web",
@@ -380,16 +537,11 @@ TOOLS = (
          "plus the error. Continues this project's conversations unless new_chat is true. Streams progress.",
          BothAskArgs, ask_both, ASKS, output=(BothAnswers, JobStarted, DryRun), title="Ask ChatGPT and Gemini",
          start_job=_start_both),
-    Tool("ask_chatgpt_web",
-         "Ask ChatGPT through chatgpt.com in the user's browser (no API key). Use when you want ChatGPT "
-         "specifically; for two opinions use ask_chatgpt_gemini_web. Continues this project's conversation "
-         "unless new_chat is true. Long answers can take minutes; progress is streamed.",
-         ChatGPTAskArgs, ask_one(ProviderName.CHATGPT, _start_chatgpt), ASKS, output=(Answer, JobStarted, DryRun),
-         title="Ask ChatGPT", start_job=_start_chatgpt),
-    Tool("ask_gemini_web",
-         "Ask Gemini through gemini.google.com in the user's browser (no API key). Use when you want Gemini "
-         "specifically; for two opinions use ask_chatgpt_gemini_web. Continues this project's conversation "
-         "unless new_chat is true. Progress is streamed.",
-         GeminiAskArgs, ask_one(ProviderName.GEMINI, _start_gemini), ASKS, output=(Answer, JobStarted, DryRun),
-         title="Ask Gemini", start_job=_start_gemini),
+    Tool(MANY_SITES_TOOL,
+         "Ask any set of sites the same question at once through their web UIs in the user's browser: ChatGPT, "
+         "Gemini, Claude, Grok, Perplexity (`sites`). Returns each site's answer; a site that fails still returns "
+         "the others plus its error. Continues this project's conversations unless new_chat is true.",
+         SitesAskArgs, ask_web, ASKS, output=(SitesAnswers, JobStarted, DryRun), title="Ask several sites",
+         start_job=_start_web),
+    *(_one_site_tool(p) for p in ProviderName),
 )

@@ -2,8 +2,8 @@
 
 - ``--confirm-costly``: an ask that uses a Pro model or effort, Deep Think or Deep Research spends a scarce quota,
   so the user is asked first; a decline is the typed error ``declined`` and nothing is sent.
-- ``login_required``: the user is offered the site's login page (URL mode); once they say done, the ask runs once
-  more. A decline, or a second ``login_required``, is the typed error as before.
+- ``login_required`` (and ``site_challenge``, a bot check in its place): the user is offered the site's page (URL
+  mode); once they say done, the ask runs once more. A decline, or a second failure, is the typed error as before.
 
 A client that cannot be asked (no elicitation capability, or a 2026-07-28 session, which has no server-to-client
 requests) gets what it got before: the costly ask is sent, the login error returned."""
@@ -46,16 +46,17 @@ def login_url(provider: ProviderName) -> str:
 
 
 async def with_login(call: ToolCall, provider: ProviderName, attempt: Callable[[bool], Awaitable[T]]) -> T:
-    """Run ``attempt(False)``; on `login_required`, offer the site's login page and, once the user says done, run
-    ``attempt(True)`` (a new ask: the first sent nothing)."""
+    """Run ``attempt(False)``; on `login_required` or `site_challenge`, offer the site's page and, once the user says
+    done, run ``attempt(True)`` (a new ask: the first sent nothing)."""
     try:
         return await attempt(False)
     except BridgeError as exc:
-        if exc.code != "login_required":
+        if exc.code not in ("login_required", "site_challenge"):
             raise
         url = login_url(provider)
-        done = await call.elicit(f"{provider.display} needs you to log in, in the browser ai-bridge uses. Open "
-                                 f"{url}, log in there, then choose to continue.", url=url)
+        what = "log in" if exc.code == "login_required" else "complete its check that you are human"
+        done = await call.elicit(f"{provider.display} needs you to {what}, in the browser ai-bridge uses. Open "
+                                 f"{url}, {what} there, then choose to continue.", url=url)
         if not done:
             raise
     return await attempt(True)

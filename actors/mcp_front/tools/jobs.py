@@ -64,7 +64,7 @@ TOOLS = (
          ListJobsArgs, list_jobs, Annotations(read_only=True, idempotent=True), output=JobList,
          title="List background jobs"),
     Tool("cancel_job",
-         "Cancel a running background ask: clicks Stop in the ChatGPT/Gemini page and marks the job cancelled.",
+         "Cancel a running background ask: clicks Stop in each site's page and marks the job cancelled.",
          CancelJobArgs, cancel_job, Annotations(read_only=False, destructive=True, idempotent=True), output=JobOut,
          title="Cancel a background job"),
 )

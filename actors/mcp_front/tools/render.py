@@ -47,13 +47,14 @@ class FileOut(Output):
 class Answer(Output):
     """One provider's answer."""
 
-    provider: str = Field(description="chatgpt or gemini")
+    provider: str = Field(description="The site: chatgpt, gemini, claude, grok or perplexity.")
     answer: str
     url: str = Field(description="The conversation's URL.")
     timings: dict[str, float] = Field(description="Milliseconds per step (connectMs, sendMs, totalMs, ...).")
     retries: int
     model: str | Absent = Field(default=None, description="The model that answered, as the page names it: ChatGPT's "
-                                "message model slug (gpt-5-5), Gemini's picker label (Pro, Pro Extended).")
+                                "message model slug (gpt-5-5), else the picker's label (Gemini's Pro Extended, "
+                                "Claude's Sonnet 5, Grok's Expert).")
     chosen: ChosenOut | Absent = Field(default=None, description="When the ask chose a model, effort or tools: what "
                                        "the page showed chosen when the question was sent (the site's own labels).")
     completion: Completion
@@ -68,6 +69,14 @@ class BothAnswers(Output):
 
     chatgpt: Answer | ErrorOnly
     gemini: Answer | ErrorOnly
+
+
+class SitesAnswers(Output):
+    """ask_web: each site asked, by name (chatgpt, gemini, claude, grok, perplexity), with its answer or its error
+    (one failing still returns the others); the sites not asked are left out."""
+
+    # Every key is a site's name; the schema says it once for all of them (additionalProperties).
+    __pydantic_extra__: dict[str, Answer | ErrorOnly] = Field(init=False)
 
 
 class JobStarted(Output):
@@ -135,6 +144,9 @@ class JobList(Output):
     jobs: list[JobRow]
 
 
+MANY_SITES_TOOL = "ask_web"  # its result is per site, even for one site
+
+
 # --- writers ---------------------------------------------------------------------------------------------------------
 
 
@@ -178,11 +190,12 @@ def answer_result(r: AskResult) -> Result:
     return Result(text=r.answer, structured=ask_structured(r), links=links(r))
 
 
-def both_result(results: dict[ProviderName, AskResult | ErrorInfo]) -> Result:
-    """Both providers' answers as one result; one failing still returns the other's answer."""
+def sites_result(results: dict[ProviderName, AskResult | ErrorInfo]) -> Result:
+    """The answers of every site asked as one result, in the sites' order; one failing still returns the others'
+    answers (the result is an error only when every site failed)."""
     parts, structured = [], {}
-    for p in ProviderName:
-        r = results.get(p) or ErrorInfo("bridge_error", "no answer")
+    for p in (p for p in ProviderName if p in results):
+        r = results[p]
         if isinstance(r, AskResult):
             parts.append(f"## {p.display}\n\n{r.answer}")
             structured[p.value] = ask_structured(r)
@@ -197,8 +210,8 @@ def both_result(results: dict[ProviderName, AskResult | ErrorInfo]) -> Result:
 def job_as_ask(v: JobView) -> Result:
     """A finished job as the result its ask tool would have returned in the foreground (an MCP task's result)."""
     missing = ErrorInfo("bridge_error", "the job ended without an answer")
-    if len(v.providers) > 1:
-        return both_result({p: v.results.get(p) or v.errors.get(p) or missing for p in v.providers})
+    if len(v.providers) > 1 or v.tool == MANY_SITES_TOOL:
+        return sites_result({p: v.results.get(p) or v.errors.get(p) or missing for p in v.providers})
     p = v.providers[0]
     return answer_result(v.results[p]) if p in v.results else Result.error(v.errors.get(p) or missing)
 
@@ -243,9 +256,9 @@ def job_result(v: JobView) -> Result:
                 lines.append(f"## {p.display} ({phase.value if phase else 'queued'}, partial)\n\n"
                              f"{v.partial.get(p, '')}")
         return Result(text="\n\n".join(lines), structured=structured)
-    if len(v.providers) > 1:
-        merged = both_result({p: v.results.get(p) or v.errors.get(p) or ErrorInfo("bridge_error", "no answer")
-                              for p in v.providers})
+    if len(v.providers) > 1 or v.tool == MANY_SITES_TOOL:
+        merged = sites_result({p: v.results.get(p) or v.errors.get(p) or ErrorInfo("bridge_error", "no answer")
+                               for p in v.providers})
         return Result(text=merged.text, structured=structured, is_error=merged.is_error)
     p = v.providers[0]
     if p in v.results:

@@ -22,6 +22,7 @@ class Options:
     list_only: bool = False
     dry_run: bool = False
     debug: bool = False
+    provider: str = "both"  # --provider: the sites whose scenarios run (both: ChatGPT and Gemini; all: every site)
 
 
 @attrs.define

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import trio
 
-from actors.protocol.common import ProviderName
+from actors.protocol.common import ProviderName, sites_named
 from actors.protocol.provider import (
     Ask,
     AskProgress,
@@ -54,7 +54,7 @@ def say(text: str) -> None:
 async def check_main(config: Config, opts: Options) -> int:
     try:
         every = load(opts.scenario_files)
-        chosen = select(every, opts.ids, opts.tags)
+        chosen = select(every, opts.ids, opts.tags, sites_named(opts.provider))
     except ScenarioError as exc:
         for line in exc.problems:
             say(f"ai-bridge check: {line}")

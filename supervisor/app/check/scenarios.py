@@ -28,12 +28,15 @@ MAX_FILE_BYTES = 1 << 20
 
 
 class Tag(enum.StrEnum):
-    """Seed 10.3's tags, and only these."""
+    """Seed 10.3's tags, and only these: one per site (issue 40 added Claude's, Grok's and Perplexity's)."""
 
     SMOKE = "smoke"
     REGRESSION = "regression"
     CHATGPT = "chatgpt"
     GEMINI = "gemini"
+    CLAUDE = "claude"
+    GROK = "grok"
+    PERPLEXITY = "perplexity"
     THINKING = "thinking"
     PARALLEL = "parallel"
     CODE = "code"
@@ -111,7 +114,8 @@ class ScenarioModel(BaseModel):
     name: Annotated[str, Field(min_length=1, max_length=100)]
     description: Annotated[str, Field(max_length=500)] = ""
     tags: Annotated[list[str], Field(min_length=1)]
-    providers: Annotated[list[Literal["chatgpt", "gemini"]], Field(min_length=1, max_length=2)]
+    providers: Annotated[list[Literal["chatgpt", "gemini", "claude", "grok", "perplexity"]],
+                         Field(min_length=1, max_length=5)]
     question: Annotated[str, Field(min_length=1)]
     followUp: str | None = None  # ask in the conversation this earlier scenario opened (same provider)
     timeoutS: Annotated[float, Field(gt=0, le=3600)] | None = None
@@ -197,17 +201,16 @@ def _check_one(source: str, index: int, raw: object, problems: list[str]) -> Sce
     tags = {Tag(t) for t in m.tags}
     if len(providers) == 1:
         (p,) = providers
-        other = ProviderName.GEMINI if p is ProviderName.CHATGPT else ProviderName.CHATGPT
         if Tag(p.value) not in tags:
             here.append(f"tags: a {p.value} scenario carries the {p.value!r} tag (so --tag {p.value} finds it)")
-        if Tag(other.value) in tags:
+        for other in (o for o in ProviderName if o is not p and Tag(o.value) in tags):
             here.append(f"tags: {other.value!r} on a scenario that only asks {p.value}")
         if Tag.PARALLEL in tags:
-            here.append("tags: 'parallel' needs both providers")
+            here.append("tags: 'parallel' needs two providers or more")
         if m.assertions.bothMustSucceed:
-            here.append("assertions.bothMustSucceed: only for a scenario that asks both providers")
+            here.append("assertions.bothMustSucceed: only for a scenario that asks several providers")
     elif Tag.PARALLEL not in tags:
-        here.append("tags: a scenario that asks both providers at once carries the 'parallel' tag")
+        here.append("tags: a scenario that asks several providers at once carries the 'parallel' tag")
     if m.followUp is not None and len(providers) != 1:
         here.append("followUp: only a single-provider scenario can follow up a conversation")
     here += [f"question: {p}" for p in question_problems(m.question)]
@@ -264,15 +267,21 @@ def load(extra: Sequence[Path] = (), *, shipped: Path | None = SHIPPED) -> list[
     return out
 
 
-def select(scenarios: Sequence[Scenario], ids: Sequence[str] = (), tags: Sequence[str] = ()) -> list[Scenario]:
-    """Scenarios named by `ids` (all when none) that carry every tag of `tags`, in file order."""
+def select(scenarios: Sequence[Scenario], ids: Sequence[str] = (), tags: Sequence[str] = (),
+           sites: Sequence[ProviderName] = tuple(ProviderName)) -> list[Scenario]:
+    """Scenarios named by `ids` (all when none) that carry every tag of `tags` and ask only `sites` (`check
+    --provider`), in file order."""
     known = {s.id for s in scenarios}
     problems = [f"--id {i}: no such scenario (known: {', '.join(sorted(known))})" for i in ids if i not in known]
     problems += [f"--tag {t}: unknown tag (tags are {', '.join(t.value for t in Tag)})" for t in tags
                  if t not in Tag._value2member_map_]
+    problems += [f"--id {s.id}: it asks {', '.join(p.value for p in s.providers if p not in sites)}, which --provider "
+                 "leaves out (--provider all asks every site)" for s in scenarios
+                 if s.id in ids and not set(s.providers) <= set(sites)]
     if problems:
         raise ScenarioError(problems)
-    chosen = [s for s in scenarios if (not ids or s.id in ids) and all(Tag(t) in s.tags for t in tags)]
+    chosen = [s for s in scenarios if (not ids or s.id in ids) and all(Tag(t) in s.tags for t in tags)
+              and set(s.providers) <= set(sites)]
     if not chosen:
         raise ScenarioError([f"no scenario has every tag of {', '.join(tags)}" + (
             f" among {', '.join(ids)}" if ids else "")])

@@ -1,5 +1,5 @@
 // One redesign at a time (issue 37): PageOptions.mutation names a change the real sites make every few weeks, and
-// both fakes apply it as they build the page, each still a page a person could use. The apps' element factory
+// every fake applies it as it builds the page, each still a page a person could use. The apps' element factory
 // (h) passes every element through `drifted`; the answer's rendering and the stop control ask `driftKind()`.
 // Kinds:
 //   testids    every data-testid / data-test-id value renamed (suffix -v2)
@@ -13,7 +13,8 @@
 //   split      the answer shown as two content blocks: its text, then its code
 //   editor     the composer's editor replaced (a Lexical-style contenteditable[role=textbox], no id or editor class)
 //   elements   the turns' elements renamed (Gemini user-query → user-turn, model-response → model-turn, message-content
-//              → msg-content; ChatGPT article → section, data-message-author-role → data-author)
+//              → msg-content; ChatGPT article → section, data-message-author-role → data-author; Claude
+//              data-is-streaming → data-streaming-state; Perplexity #markdown-content-N → #answer-body-N)
 //   dialog     a "What's new" dialog over the page on load, closed by its button or Escape
 function driftKind() {
   return (typeof BOOT !== 'undefined' && BOOT.mutation) || '';
@@ -23,10 +24,16 @@ const DRIFT_LABELS = {
   'Stop streaming': 'Halt answer', 'Stop generating': 'Halt answer', 'Stop response': 'Halt answer',
   'Send prompt': 'Submit', 'Send message': 'Submit', Copy: 'Duplicate text', 'Good response': 'Like',
   'Bad response': 'Dislike', Microphone: 'Voice input', 'Dictate button': 'Voice typing', 'Start Voice': 'Talk',
+  // the three newer sites (issue 40)
+  'Stop model response': 'Halt answer', Stop: 'Halt', Submit: 'Ask', 'Give positive feedback': 'Good answer',
+  'Give negative feedback': 'Poor answer', Helpful: 'Useful', 'Not helpful': 'Not useful', Rewrite: 'Redo',
+  Regenerate: 'Redo', Like: 'Thumbs up', Dislike: 'Thumbs down',
 };
 const DRIFT_ICONS = { thumb_up: 'recommend', thumb_down: 'thumb_down_alt', mic: 'keyboard_voice', send: 'arrow_upward',
   stop: 'stop_circle', content_copy: 'copy_all' };
-const DRIFT_CLASSES = { markdown: 'md-content', prose: 'md-prose', 'markdown-main-panel': 'md-main' };
+const DRIFT_CLASSES = { markdown: 'md-content', prose: 'md-prose', 'markdown-main-panel': 'md-main',
+  'standard-markdown': 'md-standard', 'progressive-markdown': 'md-progressive',
+  'response-content-markdown': 'md-response' };
 const DRIFT_TAGS = { 'user-query': 'user-turn', 'model-response': 'model-turn', 'message-content': 'msg-content',
   article: 'section' };
 
@@ -43,8 +50,11 @@ function drifted(tag, attrs) {
     out['aria-label'] = DRIFT_LABELS[out['aria-label']];
   } else if (kind === 'elements') {
     if ('data-message-author-role' in out) { out['data-author'] = out['data-message-author-role']; delete out['data-message-author-role']; }
+    if ('data-is-streaming' in out) { out['data-streaming-state'] = out['data-is-streaming']; delete out['data-is-streaming']; }
+    if (typeof out.id === 'string' && out.id.startsWith('markdown-content-')) out.id = out.id.replace('markdown-content-', 'answer-body-');
     tag = DRIFT_TAGS[tag] || tag;
-  } else if (kind === 'editor' && (out.id === 'prompt-textarea' || /\bProseMirror\b/.test(out.class || ''))) {
+  } else if (kind === 'editor' && (out.id === 'prompt-textarea' || out.id === 'ask-input'
+      || /\bProseMirror\b/.test(out.class || ''))) {
     delete out.id;
     delete out['data-testid'];
     out.class = 'editor-input';

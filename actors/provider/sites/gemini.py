@@ -9,8 +9,8 @@ icons. Both stay in the table, the current shapes first: every selector is also 
 
 from __future__ import annotations
 
-from .page import PageState
-from .table import NOT_YET, QUIET_S, Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch
+from ..page import PageState
+from ..table import NOT_YET, QUIET_S, Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch
 
 
 def completion(s: PageState, w: Watch) -> Completion:

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from .page import PageState
-from .table import NOT_YET, Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch
+from ..page import PageState
+from ..table import NOT_YET, Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch
+from .claude import CHALLENGE_LABELS, CHALLENGE_SELECTORS
 
 
 def still_generating(s: PageState) -> bool:
@@ -99,6 +100,8 @@ TABLE = ProviderTable(
         "notice": ('[role="alert"]', '[aria-live="assertive"]', '[data-testid*="toast"]', ".toast-root",
                    '[data-testid*="banner"]', '[class*="text-token-text-error"]',
                    '[class*="border-token-border-error"]'),
+        # chatgpt.com is behind Cloudflare too: its bot check instead of the page (issue 40).
+        "challenge": CHALLENGE_SELECTORS,
         # Page chrome: never part of an answer, whatever a wide fallback finds next to it.
         "chrome": ("form", "header", "nav", "footer", '[data-testid*="disclaimer"]'),
         "main": ("main",),
@@ -128,6 +131,7 @@ TABLE = ProviderTable(
         "attachRefused": ("unable to upload", "uploads at a time", "too many files uploaded", "file is empty",
                           "file is corrupted", "file is too large", "are not supported", "not supported",
                           "failed to upload", "サポートされていない", "大きすぎ", "アップロードできません"),
+        "challenge": CHALLENGE_LABELS,
         "answerMarkers": ("ChatGPT said:", "ChatGPT:"),  # seed 3.5 P5
         "endMarkers": ("You said:", "あなた:", "You:"),
         # The tools' rows (agbrowse 2026-06-15; oracle also accepts "Get a detailed report"); the chips say "Search"
