@@ -8,6 +8,7 @@ to one process and says why. ``-n 0`` runs serially on purpose.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import resource
@@ -425,3 +426,35 @@ def sites(fakesites_session):  # type: ignore[no-untyped-def]
     """The fake ChatGPT and Gemini sites, reset for each test."""
     fakesites_session.reset()
     return fakesites_session
+
+
+@pytest.fixture(scope="session")
+def shared_bridge_pool(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """This worker's shared servers and browsers (tests/shared_bridge.py)."""
+    from .shared_bridge import SharedBridges, pools
+
+    pool = SharedBridges(lambda: tmp_path_factory.mktemp("shared-bridge"))
+    pools().append(pool)
+    try:
+        yield pool
+    finally:
+        pool.close()
+        pools().remove(pool)
+
+
+@pytest.fixture
+def shared_bridge(shared_bridge_pool, sites):  # type: ignore[no-untyped-def]
+    """``async with shared_bridge(env=..., extra=...) as b``: a real server and browser lent to this test (a `Lease`:
+    `Bridge`'s interface, with a project of its own and none of the tabs, history or log of earlier tests)."""
+    return functools.partial(shared_bridge_pool.lease, sites)
+
+
+@pytest.fixture(autouse=True)
+def alone_in_the_namespace(request: pytest.FixtureRequest) -> None:
+    """A test that does not use the shared bridges has the worker's network namespace to itself, as every test had
+    before there were any: idle shared servers would sit on its discovery ports, and their browsers' extensions
+    would poll its servers. The run order puts the tests that share one after another (`run_order`)."""
+    module = sys.modules.get(f"{__package__}.shared_bridge")  # not imported: no pool, nothing to stop
+    if module is not None and "shared_bridge" not in request.fixturenames:
+        for pool in module.pools():
+            pool.close()
