@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import resource
 import shlex
@@ -198,12 +199,53 @@ SPARE_CORES = 0.3
 FILL_SHARE = 0.5
 
 
+# The tests that share a server and browser (the ``shared_bridge`` fixture, tests/shared_bridge.py) go out in groups:
+# xdist (``--dist loadgroup``) sends all of a group to one worker, one after another, so a group costs one bridge
+# start. A group holds tests of one server setting (their ``bridge_env`` mark) up to about this many planned seconds.
+SHARED_GROUP_S = 100.0
+# What a group's bridge start adds: (wall seconds, CPU seconds) of a server and its Chromium (measured, 2 cores).
+SHARED_START = (3.0, 2.0)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups' marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         name = item.nodeid.removeprefix("tests/")
         if name.startswith(PROCESS_TESTS):
             item.add_marker(pytest.mark.process)
-    items[:] = run_order(items, known_costs(config), workers())
+    known = known_costs(config)
+    groups = shared_groups(items, known)
+    for item in items:
+        if id(item) in groups:
+            item.add_marker(pytest.mark.xdist_group(groups[id(item)]))
+    items[:] = run_order(items, known, workers(), groups)
+
+
+def bridge_setting(item: pytest.Item) -> str | None:
+    """The server setting a test's shared bridge runs with (its ``bridge_env`` mark), None if it shares none."""
+    if "shared_bridge" not in getattr(item, "fixturenames", ()):
+        return None
+    mark = item.get_closest_marker("bridge_env")
+    return ",".join(f"{k}={v}" for k, v in sorted(mark.kwargs.items())) if mark else ""
+
+
+def shared_groups(items: list[pytest.Item], known: dict[str, tuple[float, float | None]]) -> dict[int, str]:
+    """Each sharing test's group (by id(item)): per setting, as many groups as its planned time needs, dealt longest
+    first to the group with the least so far. Every worker computes the same (xdist checks the collections agree)."""
+    by_setting: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        setting = bridge_setting(item)
+        if setting is not None:
+            by_setting.setdefault(setting, []).append(item)
+    groups: dict[int, str] = {}
+    for n, (_setting, members) in enumerate(sorted(by_setting.items())):
+        walls = {id(i): planned_cost(i, known)[0] for i in members}
+        planned = [0.0] * max(1, math.ceil(sum(walls.values()) / SHARED_GROUP_S))
+        for item in sorted(members, key=lambda i: -walls[id(i)]):
+            g = planned.index(min(planned))
+            planned[g] += walls[id(item)]
+            groups[id(item)] = f"shared-bridge-{n}-{g}"
+    return groups
 
 
 def known_costs(config: pytest.Config) -> dict[str, tuple[float, float | None]]:
@@ -237,7 +279,8 @@ def planned_cost(item: pytest.Item, known: dict[str, tuple[float, float | None]]
     return (got[0] if got is not None and got[0] > 0 else wall), share
 
 
-def run_order(items: list[pytest.Item], known: dict[str, tuple[float, float | None]], n: int) -> list[pytest.Item]:
+def run_order(items: list[pytest.Item], known: dict[str, tuple[float, float | None]], n: int,
+              groups: dict[int, str] | None = None) -> list[pytest.Item]:
     """The order xdist hands tests out in (one at a time, to the first free worker), planned by simulating the run
     on the cores: each test keeps a share of a core busy (its CPU over its wall time) while it runs, and when the
     running tests ask for more than the cores have, all of them slow down alike. Longest first, so that no worker
@@ -245,25 +288,35 @@ def run_order(items: list[pytest.Item], known: dict[str, tuple[float, float | No
     on a timer: a browser's 30 s idle, a server's deadline), the next one is the longest that keeps enough of a core
     busy to fill the gap, so the cores never idle behind the waits. Measured: SPARE_CORES/FILL_SHARE in a model of a
     whole run (each test's wall time and CPU in a real run, where the old plan took 451 s and the model says 452 s),
-    this plan ends at 438 s on 6 workers."""
+    this plan ends at 438 s on 6 workers. A group (`shared_groups`: tests one worker runs in a row on one shared
+    bridge) is planned as one test: their wall times and CPU added up, with the bridge's start."""
     cores = os.cpu_count() or 1
 
-    cost = {id(i): planned_cost(i, known) for i in items}
-    left = sorted(items, key=lambda i: -cost[id(i)][0])
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault((groups or {}).get(id(item)) or f"single {id(item)}", []).append(item)
+    cost: dict[str, tuple[float, float]] = {}
+    for name, members in units.items():
+        if len(members) == 1 and name.startswith("single "):
+            cost[name] = planned_cost(members[0], known)
+            continue
+        parts = [planned_cost(i, known) for i in members]
+        wall = SHARED_START[0] + sum(w for w, _ in parts)
+        cost[name] = wall, min(1.0, (UNCOUNTED_CPU * SHARED_START[1] + sum(w * s for w, s in parts)) / wall)
+    left = sorted(units, key=lambda u: -cost[u][0])
     order: list[pytest.Item] = []
     running: list[list[float]] = []  # [wall time left, share]; all slow down alike when the cores are short,
     while left:                       # which changes when the run ends, not which test ends first
         while left and len(running) < max(1, n):
             spare = cores - sum(share for _, share in running)
             if spare <= SPARE_CORES:
-                item = left[0]
+                unit = left[0]
             else:
                 need = min(spare, FILL_SHARE)
-                item = next((i for i in left if cost[id(i)][1] >= need), None) or \
-                    max(left, key=lambda i: cost[id(i)][1])
-            left.remove(item)
-            order.append(item)
-            running.append(list(cost[id(item)]))
+                unit = next((u for u in left if cost[u][1] >= need), None) or max(left, key=lambda u: cost[u][1])
+            left.remove(unit)
+            order += units[unit]
+            running.append(list(cost[unit]))
         step = min(wall for wall, _ in running)
         for r in running:
             r[0] -= step
@@ -294,11 +347,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+def plain_nodeid(nodeid: str) -> str:
+    """A test's id without the ``@group`` xdist's loadgroup appends to it (`shared_groups`)."""
+    at = nodeid.rfind("@")
+    return nodeid[:at] if at > nodeid.rfind("]") else nodeid
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + report.duration  # setup, call and teardown
+    nodeid = plain_nodeid(report.nodeid)
+    _durations[nodeid] = _durations.get(nodeid, 0.0) + report.duration  # setup, call and teardown
     for key, value in report.user_properties:
         if key == "cpu_s" and isinstance(value, int | float):
-            _cpu[report.nodeid] = float(value)
+            _cpu[nodeid] = float(value)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -443,10 +503,13 @@ def shared_bridge_pool(tmp_path_factory: pytest.TempPathFactory):  # type: ignor
 
 
 @pytest.fixture
-def shared_bridge(shared_bridge_pool, sites):  # type: ignore[no-untyped-def]
-    """``async with shared_bridge(env=..., extra=...) as b``: a real server and browser lent to this test (a `Lease`:
-    `Bridge`'s interface, with a project of its own and none of the tabs, history or log of earlier tests)."""
-    return functools.partial(shared_bridge_pool.lease, sites)
+def shared_bridge(shared_bridge_pool, sites, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """``async with shared_bridge() as b``: a real server and browser lent to this test (a `Lease`: `Bridge`'s
+    interface, with a project of its own and none of the tabs, history or log of earlier tests). The server's
+    environment comes from the test's ``bridge_env`` mark (``@pytest.mark.bridge_env(AI_BRIDGE_STALL_S="2")``), so
+    that the run order can group the tests of one setting (`shared_groups`)."""
+    mark = request.node.get_closest_marker("bridge_env")
+    return functools.partial(shared_bridge_pool.lease, sites, env=dict(mark.kwargs) if mark else {})
 
 
 @pytest.fixture(autouse=True)

@@ -6,19 +6,22 @@ cannot outlive a test, so a bridge that serves many tests runs in a thread with 
 
 - `BridgeThread`: one bridge in a thread; `call` (sync, from any thread) or `run` (async, from another trio run)
   hands it work. tests/test_drift.py runs its Hypothesis examples on two.
-- `SharedBridges` (the session fixture ``shared_bridge_pool``; tests take ``shared_bridge``): one bridge per set of
-  server settings in each worker, lent to one test at a time as a `Lease`. A lease gives the test what a bridge of
-  its own would have: the fake sites reset (the ``sites`` fixture), no tab of an earlier test (their tabs are closed
-  first, so the first ask opens and loads its page anew, with the test's page settings), a project of its own (added
-  to every call that takes one), and the history, log and restarts of its own time only. A test that fails inside
-  its lease, or leaves a call running, retires the bridge: the next test gets a new one.
+- `SharedBridges` (the session fixture ``shared_bridge_pool``; tests take ``shared_bridge``): a worker's bridge for
+  one server setting (a test's ``bridge_env`` mark), lent to one test at a time as a `Lease`. The run order sends
+  the tests of a setting to one worker in groups (conftest.py `shared_groups`), so a group costs one start.
+
+A lease gives the test what a bridge of its own would have: the fake sites reset (the ``sites`` fixture), no tab of
+an earlier test (their tabs are closed first, so the first ask opens and loads its page anew, with the test's page
+settings), a project of its own (added to every call that takes one), and the history, log and restarts of its own
+time only. A test that fails inside its lease, or leaves a call running, retires the bridge: the next test gets a
+new one.
 
 What a shared bridge cannot give stays with `open_bridge`: a state dir, profile or flags of the test's own, a
 browser the test kills or restarts, a server it stops, the first start itself.
 
 A bridge left idle would be one more server on the worker's discovery ports and one more extension polling them, in
 a network namespace that every other test has to itself: `SharedBridges.close` (conftest.py's autouse fixture) stops
-them before any test that starts processes or browsers of its own.
+them before any test that does not use them.
 """
 
 from __future__ import annotations
@@ -119,12 +122,15 @@ class BridgeThread:
             raise
 
     def close(self) -> None:
+        """Stop the bridge and wait for it (from any thread but a trio run's: it blocks)."""
         if self._stop is not None and self._token is not None and self._thread.is_alive():
             try:
-                trio.from_thread.run_sync(self._stop.set, trio_token=self._token)
+                self._token.run_sync_soon(self._stop.set)
             except trio.RunFinishedError:
                 pass
         self._thread.join(60)
+        if self._thread.is_alive():
+            raise TimeoutError("the bridge did not stop within 60 s")
         if self._error is not None:
             raise self._error
 
@@ -139,6 +145,7 @@ class Lease:
         self.project = project
         self.state_dir = self._bridge.state_dir
         self.profile_dir = self._bridge.profile_dir
+        self.stderr_path = self._bridge.stderr_path  # the whole of it: `log_text` is this lease's part
         self.progress: list[tuple[float, str]] = []
         self._log_start = self._bridge.stderr_path.stat().st_size
         self._file_log_start = self._log_file().stat().st_size if self._log_file().exists() else 0
@@ -224,10 +231,9 @@ class SharedBridges:
     async def lease(self, sites: FakeSites, *, env: Mapping[str, str] | None = None,
                     extra: tuple[str, ...] = ()) -> AsyncIterator[Lease]:
         key = (tuple(sorted((env or {}).items())), tuple(extra))
+        for other in [k for k, b in self._bridges.items() if k != key or not b.alive()]:
+            await self._retire_async(other)  # one bridge at a time: the run order groups the tests of one setting
         shared = self._bridges.get(key)
-        if shared is not None and not shared.alive():
-            self._retire(key)
-            shared = None
         if shared is None:
             shared = await trio.to_thread.run_sync(lambda: BridgeThread(
                 sites, self._tmp(), project=SHARED_PROJECT, env=dict(env or {}), extra=extra))
@@ -244,22 +250,28 @@ class SharedBridges:
             ok = not shared.in_flight
         finally:
             if not ok:  # the test failed inside, or left a call running: nobody else gets this bridge
-                self._retire(key)
+                with trio.CancelScope(shield=True):  # bounded: close() gives up after 60 s
+                    await self._retire_async(key)
+
+    async def _retire_async(self, key: tuple[Any, ...]) -> None:
+        await trio.to_thread.run_sync(self._retire, key)
 
     def _retire(self, key: tuple[Any, ...]) -> None:
         shared = self._bridges.pop(key)
         try:
             shared.close()
-        except BaseException:
-            pass
+        except Exception:  # the bridge's own failure: the test that used it has failed with it already
+            if shared._thread.is_alive():
+                raise
 
     def close(self) -> None:
         for key in list(self._bridges):
             self._retire(key)
 
 
-# The ``shared_bridge`` fixture: ``async with shared_bridge(env=..., extra=...) as b``.
-OpenShared = Callable[..., AbstractAsyncContextManager[Lease]]
+# The ``shared_bridge`` fixture: ``async with shared_bridge() as b`` (the server's environment: the test's bridge_env
+# mark).
+OpenShared = Callable[[], AbstractAsyncContextManager[Lease]]
 
 _pools: list[SharedBridges] = []
 

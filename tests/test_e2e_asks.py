@@ -111,6 +111,7 @@ async def test_an_answer_completing_in_a_hidden_tab_arrives_whole(
 # --- limit and error notices (issue 9.2) ------------------------------------------------------------------------------
 
 
+@pytest.mark.bridge_env(AI_BRIDGE_STALL_S="2")
 @pytest.mark.parametrize("place", ["turn", "alert", "toast", "banner"])
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_limit_notices_anywhere_are_rate_limited_and_never_resent(sites: FakeSites, shared_bridge: OpenShared,
@@ -118,7 +119,7 @@ async def test_limit_notices_anywhere_are_rate_limited_and_never_resent(sites: F
     site: SiteControl = getattr(sites, provider)
     site.set_next(rateLimited=True, notice=place, **FAST)
     q = "What are 2 uses of hashing?"
-    async with shared_bridge(env={"AI_BRIDGE_STALL_S": "2"}) as b:
+    async with shared_bridge() as b:
         with trio.fail_after(40):
             res = await b.call(f"ask_{provider}_web", {"question": q})
         history = b.history()
@@ -128,13 +129,14 @@ async def test_limit_notices_anywhere_are_rate_limited_and_never_resent(sites: F
     assert [h["status"] for h in history] == ["rate_limited"]
 
 
+@pytest.mark.bridge_env(AI_BRIDGE_STALL_S="2")
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_something_went_wrong_is_a_site_error_and_never_resent(sites: FakeSites, shared_bridge: OpenShared,
                                                                       provider: str) -> None:
     site: SiteControl = getattr(sites, provider)
     site.set_next(siteError=True, errorAfterChunks=2, **FAST)
     q = "Explain 2 kinds of caches."
-    async with shared_bridge(env={"AI_BRIDGE_STALL_S": "2"}) as b:
+    async with shared_bridge() as b:
         res = await b.call(f"ask_{provider}_web", {"question": q})
     err = failed(res, "site_error")
     assert "went wrong" in err["message"] or "問題" in err["message"]
@@ -194,6 +196,7 @@ async def test_a_long_answer_past_the_deadline_is_a_response_timeout_with_its_pa
 # --- thinking (issue 15.3) --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.bridge_env(AI_BRIDGE_STALL_S="1")
 @pytest.mark.parametrize("lang", ["en", "ja"])
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_long_quiet_thinking_is_never_stuck(sites: FakeSites, shared_bridge: OpenShared, provider: str,
@@ -202,7 +205,7 @@ async def test_long_quiet_thinking_is_never_stuck(sites: FakeSites, shared_bridg
     site.set_page(lang=lang)
     site.set_next(thinking=True, thinkingMs=5000, **FAST)
     q = "Design a cache eviction policy for 3 tiers." if lang == "en" else "3層のキャッシュ退避方針を設計してください。"
-    async with shared_bridge(env={"AI_BRIDGE_STALL_S": "1"}) as b:
+    async with shared_bridge() as b:
         res = await b.call(f"ask_{provider}_web", {"question": q})
         status = await b.status()
     sc = answered(res, q, provider)
@@ -364,11 +367,12 @@ async def test_a_suspicious_answer_is_delivered_with_a_warning_and_the_session_s
     assert [h["status"] for h in history] == ["ok", "ok"] and history[0]["warnings"]
 
 
+@pytest.mark.bridge_env(AI_BRIDGE_PRIVATE_TEXT="true")
 async def test_private_text_keeps_question_answer_and_page_text_out_of_debug_dumps(sites: FakeSites,
                                                                                     shared_bridge: OpenShared) -> None:
     sites.gemini.set_next(text="Nothing to see here.", **FAST)
     q = "What is 11 times 11, in secret?"
-    async with shared_bridge(env={"AI_BRIDGE_PRIVATE_TEXT": "true"}) as b:
+    async with shared_bridge() as b:
         res = await b.call("ask_gemini_web", {"question": q})
         [warning] = res.structured_content["warnings"]
         dump = Path(warning["debugDump"]).read_text()

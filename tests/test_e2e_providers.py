@@ -139,6 +139,7 @@ async def test_one_provider_failing_still_returns_the_other(sites: FakeSites, sh
     assert answer_ref(q) in res.structured_content["gemini"]["answer"]
 
 
+@pytest.mark.bridge_env(AI_BRIDGE_STALL_S="1.5")
 @pytest.mark.parametrize("provider", ["chatgpt", "gemini"])
 async def test_stuck_then_retry_reads_the_answer_without_sending_again(sites: FakeSites, shared_bridge: OpenShared,
                                                                          provider: str) -> None:
@@ -148,7 +149,7 @@ async def test_stuck_then_retry_reads_the_answer_without_sending_again(sites: Fa
     site.set_next(count=1, stuck=True, **FAST)
     site.set_next(append=True, **FAST)
     q = "What is 5 plus 6?"
-    async with shared_bridge(env={"AI_BRIDGE_STALL_S": "1.5"}) as b:
+    async with shared_bridge() as b:
         res = await b.call(f"ask_{provider}_web", {"question": q})
         sc = assert_answers(res, q, provider)
         status = await b.status()
@@ -159,10 +160,11 @@ async def test_stuck_then_retry_reads_the_answer_without_sending_again(sites: Fa
     assert "already in the conversation" in log_text
 
 
+@pytest.mark.bridge_env(AI_BRIDGE_STALL_S="1")
 async def test_stuck_every_time_is_a_typed_error_after_2_retries(sites: FakeSites, shared_bridge: OpenShared) -> None:
     sites.gemini.set_next(stuck=True, hangsOnReload=True, **FAST)
     q = "What is 9 minus 4?"
-    async with shared_bridge(env={"AI_BRIDGE_STALL_S": "1"}) as b:
+    async with shared_bridge() as b:
         res = await b.call("ask_gemini_web", {"question": q})
         history = b.history()
     assert res.is_error
@@ -216,10 +218,11 @@ async def test_cancel_clicks_stop_and_records_it(sites: FakeSites, shared_bridge
         assert_answers(await b.call("ask_chatgpt_web", {"question": q2}), q2, "chatgpt")
 
 
+@pytest.mark.bridge_env(AI_BRIDGE_USE_OPEN_TABS="true")
 async def test_background_tab_quirk_is_handled(sites: FakeSites, shared_bridge: OpenShared) -> None:
     sites.chatgpt.set_next(**FAST)
     q = "What is 10 divided by 2?"
-    async with shared_bridge(env={"AI_BRIDGE_USE_OPEN_TABS": "true"}) as b:
+    async with shared_bridge() as b:
         # The user has ChatGPT open in a background tab of their window: ai-bridge reuses it.
         async with b.devtools() as dt:
             created = await dt.send("Target.createTarget", {"url": "https://chatgpt.com/", "background": True})

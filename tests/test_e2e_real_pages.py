@@ -125,6 +125,7 @@ async def test_a_deep_research_report_is_read_whole_with_its_citations(
     assert answer.rstrip().endswith("That is all.")
 
 
+@pytest.mark.bridge_env(AI_BRIDGE_STALL_S="1.5")
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_a_stalled_ask_whose_turns_load_after_15_s_is_never_sent_twice(
         sites: FakeSites, shared_bridge: OpenShared, provider: str) -> None:
@@ -134,7 +135,7 @@ async def test_a_stalled_ask_whose_turns_load_after_15_s_is_never_sent_twice(
     site: SiteControl = getattr(sites, provider)
     site.set_next(count=1, stuck=True, **FAST)  # the page hangs; the site finished (a reload shows the answer)
     q = "What is 7 plus 8?"
-    async with shared_bridge(env={"AI_BRIDGE_STALL_S": "1.5"}) as b:
+    async with shared_bridge() as b:
         async with trio.open_nursery() as nursery:
             async def slow_reloads() -> None:  # from the first answer on, every page load shows its turns late
                 with trio.fail_after(30):
