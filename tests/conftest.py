@@ -221,12 +221,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = run_order(items, known, workers(), groups)
 
 
+SHARING_FIXTURES = ("shared_bridge", "shared_tools_bridge")
+
+
 def bridge_setting(item: pytest.Item) -> str | None:
-    """The server setting a test's shared bridge runs with (its ``bridge_env`` mark), None if it shares none."""
-    if "shared_bridge" not in getattr(item, "fixturenames", ()):
+    """The server setting a test's shared bridge runs with (which sites, its ``bridge_env`` and ``bridge_flags``
+    marks), None if it shares none."""
+    fixture = next((f for f in SHARING_FIXTURES if f in getattr(item, "fixturenames", ())), None)
+    if fixture is None:
         return None
-    mark = item.get_closest_marker("bridge_env")
-    return ",".join(f"{k}={v}" for k, v in sorted(mark.kwargs.items())) if mark else ""
+    env = item.get_closest_marker("bridge_env")
+    flags = item.get_closest_marker("bridge_flags")
+    return "|".join((fixture, ",".join(f"{k}={v}" for k, v in sorted(env.kwargs.items())) if env else "",
+                     " ".join(flags.args) if flags else ""))
 
 
 def shared_groups(items: list[pytest.Item], known: dict[str, tuple[float, float | None]]) -> dict[int, str]:
@@ -331,9 +338,11 @@ _CPU_START = pytest.StashKey[float]()
 
 def cpu_seconds() -> float:
     """CPU this process and its reaped children used so far. A test's servers and browsers are its process's
-    children (a browser is the server's, reaped by it), so the difference over a test is what it cost the cores."""
+    children (a browser is the server's, reaped by it), so the difference over a test is what it cost the cores.
+    The shared bridges' processes live on after the tests that used them: what they used so far is counted too."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    shared = sys.modules.get(f"{__package__}.shared_bridge")
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + (shared.live_cpu() if shared else 0)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -508,8 +517,23 @@ def shared_bridge(shared_bridge_pool, sites, request: pytest.FixtureRequest):  #
     interface, with a project of its own and none of the tabs, history or log of earlier tests). The server's
     environment comes from the test's ``bridge_env`` mark (``@pytest.mark.bridge_env(AI_BRIDGE_STALL_S="2")``), so
     that the run order can group the tests of one setting (`shared_groups`)."""
-    mark = request.node.get_closest_marker("bridge_env")
-    return functools.partial(shared_bridge_pool.lease, sites, env=dict(mark.kwargs) if mark else {})
+    return lend(shared_bridge_pool, sites, request)
+
+
+@pytest.fixture
+def shared_tools_bridge(shared_bridge_pool, toolsite, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """`shared_bridge` for the browser tools' tests: its browser reaches the tool site (tests/toolsite), and the
+    server's flags come from the test's ``bridge_flags`` mark (``@pytest.mark.bridge_flags("--enable-mutations")``)."""
+    from .toolsite.fixture import Browsed
+
+    return lend(shared_bridge_pool, Browsed(toolsite), request)
+
+
+def lend(pool: Any, sites: Any, request: pytest.FixtureRequest) -> Any:
+    env = request.node.get_closest_marker("bridge_env")
+    flags = request.node.get_closest_marker("bridge_flags")
+    return functools.partial(pool.lease, sites, env=dict(env.kwargs) if env else {},
+                             extra=tuple(flags.args) if flags else ())
 
 
 @pytest.fixture(autouse=True)
@@ -518,6 +542,6 @@ def alone_in_the_namespace(request: pytest.FixtureRequest) -> None:
     before there were any: idle shared servers would sit on its discovery ports, and their browsers' extensions
     would poll its servers. The run order puts the tests that share one after another (`run_order`)."""
     module = sys.modules.get(f"{__package__}.shared_bridge")  # not imported: no pool, nothing to stop
-    if module is not None and "shared_bridge" not in request.fixturenames:
+    if module is not None and not any(f in request.fixturenames for f in SHARING_FIXTURES):
         for pool in module.pools():
             pool.close()

@@ -12,9 +12,9 @@ cannot outlive a test, so a bridge that serves many tests runs in a thread with 
 
 A lease gives the test what a bridge of its own would have: the fake sites reset (the ``sites`` fixture), no tab of
 an earlier test (their tabs are closed first, so the first ask opens and loads its page anew, with the test's page
-settings), a project of its own (added to every call that takes one), and the history, log and restarts of its own
-time only. A test that fails inside its lease, or leaves a call running, retires the bridge: the next test gets a
-new one.
+settings), no cookie or cached page of one, a project of its own (added to every call that takes one), and the
+history, log and restarts of its own time only. A test that fails inside its lease, or leaves a call running,
+retires the bridge: the next test gets a new one.
 
 What a shared bridge cannot give stays with `open_bridge`: a state dir, profile or flags of the test's own, a
 browser the test kills or restarts, a server it stops, the first start itself.
@@ -27,6 +27,7 @@ them before any test that does not use them.
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -52,6 +53,7 @@ class BridgeThread:
         self.bridge: Bridge | None = None
         self.project_tools: frozenset[str] = frozenset()  # the tools that take a `project` argument
         self.in_flight = 0  # calls running in the bridge's loop (only that loop changes it)
+        self.pid: int | None = None  # the server's
         self._thread = threading.Thread(target=self._run, args=(sites, tmp, kw), name="bridge", daemon=True)
         self._thread.start()
         self._ready.wait(180)
@@ -68,6 +70,7 @@ class BridgeThread:
                 listed = await bridge.session.list_tools()
                 self.project_tools = frozenset(t.name for t in listed.tools
                                                if "project" in (t.input_schema or {}).get("properties", {}))
+                self.pid = int((await bridge.status())["pid"])
                 self.bridge = bridge
                 self._ready.set()
                 await self._stop.wait()
@@ -194,20 +197,31 @@ class Lease:
             yield dt
 
     async def begin(self) -> None:
-        """Close every tab an earlier test left (but one blank page, so the browser keeps a window), wait until
-        the server has seen them go, and note the actors' restarts so far."""
+        """Close every tab an earlier test left (but one blank page, so the browser keeps a window), clear the
+        cookies and cache they left as a new browser has none, wait until the server has seen the tabs go, and note
+        the actors' restarts so far."""
         async with self.devtools() as dt:
             pages = [t for t in (await dt.send("Target.getTargets"))["targetInfos"] if t["type"] == "page"]
-            keep = next((t for t in pages if t["url"] == "about:blank"), None)
+            keep = next((t["targetId"] for t in pages if t["url"] == "about:blank"), None)
+            if keep is None:
+                keep = (await dt.send("Target.createTarget", {"url": "about:blank"}))["targetId"]
             for t in pages:
-                if t is not keep:
+                if t["targetId"] != keep:
                     await dt.send("Target.closeTarget", {"targetId": t["targetId"]})
+            session = (await dt.send("Target.attachToTarget", {"targetId": keep, "flatten": True}))["sessionId"]
+            await dt.send("Network.clearBrowserCookies", {}, session)
+            await dt.send("Network.clearBrowserCache", {}, session)
+            await dt.send("Target.detachFromTarget", {"sessionId": session})
         with trio.fail_after(30):
             while True:
                 status = await self.status()
                 link = status.get("extension") or {}
-                if link.get("connected", True) and not link.get("attachedTabs"):
-                    break
+                if link.get("connected") and not link.get("attachedTabs"):
+                    if not status["browserTools"].get("tabs"):
+                        break
+                    # The browser tools forget a tab that is gone when they next list the browser's tabs.
+                    await self.call("tabs_list", {})
+                    continue
                 await trio.sleep(0.05)
 
         def walk(node: Mapping[str, Any]) -> None:
@@ -228,9 +242,9 @@ class SharedBridges:
         self.starts = 0
 
     @asynccontextmanager
-    async def lease(self, sites: FakeSites, *, env: Mapping[str, str] | None = None,
+    async def lease(self, sites: Any, *, env: Mapping[str, str] | None = None,
                     extra: tuple[str, ...] = ()) -> AsyncIterator[Lease]:
-        key = (tuple(sorted((env or {}).items())), tuple(extra))
+        key = (tuple(sites.chromium_args()), tuple(sorted((env or {}).items())), tuple(extra))
         for other in [k for k, b in self._bridges.items() if k != key or not b.alive()]:
             await self._retire_async(other)  # one bridge at a time: the run order groups the tests of one setting
         shared = self._bridges.get(key)
@@ -279,3 +293,32 @@ _pools: list[SharedBridges] = []
 def pools() -> list[SharedBridges]:
     """The pools of this process (conftest.py stops their bridges before a test that starts its own processes)."""
     return _pools
+
+
+def live_cpu() -> float:
+    """CPU the running shared bridges' processes (each server and its browser) used so far. They are reaped only
+    when the bridge stops, so the resource figures of the tests that use them miss it (conftest.py `cpu_seconds`
+    adds it): each test's CPU figure, which the run order plans with, then counts what its lease cost."""
+    return sum(process_tree_cpu(b.pid) for pool in _pools for b in pool._bridges.values() if b.pid is not None)
+
+
+def process_tree_cpu(root: int) -> float:
+    """CPU seconds of a process and its descendants, reaped ones included (from /proc; 0 if it is gone)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    used: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            children.setdefault(int(fields[1]), []).append(int(name))
+            used[int(name)] = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    total, todo = used.get(root, 0), [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            total += used.get(child, 0)
+            todo.append(child)
+    return total / tick
