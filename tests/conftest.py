@@ -17,6 +17,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     python = shlex.join([sys.executable, str(NETNS_HELPER)])
     config.option.tx = [f"popen//python={python}"] * len(tx)
+    config.stash[_GROUPS_DIR] = tempfile.mkdtemp(prefix="ai-bridge-groups-")
     warm_bytecode(config)
 
 
@@ -153,6 +155,8 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     global _npm_prefetch
+    if _GROUPS_DIR in config.stash:
+        shutil.rmtree(config.stash[_GROUPS_DIR], ignore_errors=True)
     if _npm_prefetch is not None:
         _npm_prefetch.join()
         _npm_prefetch = None
@@ -199,15 +203,17 @@ SPARE_CORES = 0.3
 FILL_SHARE = 0.5
 
 
-# The tests that share a server and browser (the ``shared_bridge`` fixture, tests/shared_bridge.py) go out in groups:
-# xdist (``--dist loadgroup``) sends all of a group to one worker, one after another, so a group costs one bridge
-# start. A group holds tests of one server setting (their ``bridge_env`` mark) up to about this many planned seconds.
+# The tests that share a server and browser (the ``shared_bridge`` fixtures, tests/shared_bridge.py) go out in
+# groups: all of a group to one worker, one after another (`GroupScheduling`), so a group costs one bridge start. A
+# group holds tests of one server setting (their ``bridge_env`` and ``bridge_flags`` marks) up to about this many
+# planned seconds.
 SHARED_GROUP_S = 100.0
 # What a group's bridge start adds: (wall seconds, CPU seconds) of a server and its Chromium (measured, 2 cores).
 SHARED_START = (3.0, 2.0)
+GROUPS_FILE = "ai_bridge_groups_file"  # workerinput key: where a worker writes the groups for the controller
+_GROUPS_DIR = pytest.StashKey[str]()
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups' marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         name = item.nodeid.removeprefix("tests/")
@@ -215,10 +221,46 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.process)
     known = known_costs(config)
     groups = shared_groups(items, known)
-    for item in items:
-        if id(item) in groups:
-            item.add_marker(pytest.mark.xdist_group(groups[id(item)]))
     items[:] = run_order(items, known, workers(), groups)
+    path = getattr(config, "workerinput", {}).get(GROUPS_FILE)
+    if path:  # every worker plans the same: the last to write leaves the same file
+        tmp = f"{path}.{os.getpid()}"
+        Path(tmp).write_text(json.dumps({i.nodeid: groups[id(i)] for i in items if id(i) in groups}))
+        os.replace(tmp, path)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """The controller tells each worker where to write the groups it planned (the controller collects nothing)."""
+    node.workerinput[GROUPS_FILE] = str(Path(node.config.stash[_GROUPS_DIR]) / "groups.json")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist load`` (addopts) with the shared-bridge groups: `GroupScheduling`."""
+    if config.getvalue("dist") != "load" or _GROUPS_DIR not in config.stash:
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        """xdist's loadscope, its scopes our groups: a group goes to one worker whole; every other test is a scope
+        of its own. Units go out in the planned order (`run_order`), not reordered by size. (xdist's own loadgroup
+        names a group in the test's id, which pytest 9 no longer lets it change: its groups were split.)"""
+
+        def __init__(self, config: pytest.Config, log: Any) -> None:
+            super().__init__(config, log)
+            config.option.loadscopereorder = False
+            self.groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:
+                try:
+                    self.groups = json.loads((Path(config.stash[_GROUPS_DIR]) / "groups.json").read_text())
+                except (OSError, ValueError):
+                    self.groups = {}
+            return self.groups.get(nodeid, nodeid)
+
+    return GroupScheduling(config, log)
 
 
 SHARING_FIXTURES = ("shared_bridge", "shared_tools_bridge")
@@ -356,18 +398,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def plain_nodeid(nodeid: str) -> str:
-    """A test's id without the ``@group`` xdist's loadgroup appends to it (`shared_groups`)."""
-    at = nodeid.rfind("@")
-    return nodeid[:at] if at > nodeid.rfind("]") else nodeid
-
-
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    nodeid = plain_nodeid(report.nodeid)
-    _durations[nodeid] = _durations.get(nodeid, 0.0) + report.duration  # setup, call and teardown
+    _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + report.duration  # setup, call and teardown
     for key, value in report.user_properties:
         if key == "cpu_s" and isinstance(value, int | float):
-            _cpu[nodeid] = float(value)
+            _cpu[report.nodeid] = float(value)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
