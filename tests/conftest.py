@@ -8,13 +8,16 @@ to one process and says why. ``-n 0`` runs serially on purpose.
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import os
 import resource
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -80,6 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     python = shlex.join([sys.executable, str(NETNS_HELPER)])
     config.option.tx = [f"popen//python={python}"] * len(tx)
+    config.stash[_GROUPS_DIR] = tempfile.mkdtemp(prefix="ai-bridge-groups-")
     warm_bytecode(config)
 
 
@@ -162,6 +166,8 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     global _npm_prefetch
+    if _GROUPS_DIR in config.stash:
+        shutil.rmtree(config.stash[_GROUPS_DIR], ignore_errors=True)
     if _npm_prefetch is not None:
         _npm_prefetch.join()
         _npm_prefetch = None
@@ -208,12 +214,98 @@ SPARE_CORES = 0.3
 FILL_SHARE = 0.5
 
 
+# The tests that share a server and browser (the ``shared_bridge`` fixtures, tests/shared_bridge.py) go out in
+# groups: all of a group to one worker, one after another (`GroupScheduling`), so a group costs one bridge start. A
+# group holds tests of one server setting (their ``bridge_env`` and ``bridge_flags`` marks) up to about this many
+# planned seconds.
+SHARED_GROUP_S = 100.0
+# What a group's bridge start adds: (wall seconds, CPU seconds) of a server and its Chromium (measured, 2 cores).
+SHARED_START = (3.0, 2.0)
+GROUPS_FILE = "ai_bridge_groups_file"  # workerinput key: where a worker writes the groups for the controller
+_GROUPS_DIR = pytest.StashKey[str]()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         name = item.nodeid.removeprefix("tests/")
         if name.startswith(PROCESS_TESTS):
             item.add_marker(pytest.mark.process)
-    items[:] = run_order(items, known_costs(config), workers())
+    known = known_costs(config)
+    groups = shared_groups(items, known)
+    items[:] = run_order(items, known, workers(), groups)
+    path = getattr(config, "workerinput", {}).get(GROUPS_FILE)
+    if path:  # every worker plans the same: the last to write leaves the same file
+        tmp = f"{path}.{os.getpid()}"
+        Path(tmp).write_text(json.dumps({i.nodeid: groups[id(i)] for i in items if id(i) in groups}))
+        os.replace(tmp, path)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """The controller tells each worker where to write the groups it planned (the controller collects nothing)."""
+    node.workerinput[GROUPS_FILE] = str(Path(node.config.stash[_GROUPS_DIR]) / "groups.json")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist load`` (addopts) with the shared-bridge groups: `GroupScheduling`."""
+    if config.getvalue("dist") != "load" or _GROUPS_DIR not in config.stash:
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        """xdist's loadscope, its scopes our groups: a group goes to one worker whole; every other test is a scope
+        of its own. Units go out in the planned order (`run_order`), not reordered by size. (xdist's own loadgroup
+        names a group in the test's id, which pytest 9 no longer lets it change: its groups were split.)"""
+
+        def __init__(self, config: pytest.Config, log: Any) -> None:
+            super().__init__(config, log)
+            config.option.loadscopereorder = False
+            self.groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:
+                try:
+                    self.groups = json.loads((Path(config.stash[_GROUPS_DIR]) / "groups.json").read_text())
+                except (OSError, ValueError):
+                    self.groups = {}
+            return self.groups.get(nodeid, nodeid)
+
+    return GroupScheduling(config, log)
+
+
+SHARING_FIXTURES = ("shared_bridge", "shared_tools_bridge")
+
+
+def bridge_setting(item: pytest.Item) -> str | None:
+    """The server setting a test's shared bridge runs with (which sites, its ``bridge_env`` and ``bridge_flags``
+    marks), None if it shares none."""
+    fixture = next((f for f in SHARING_FIXTURES if f in getattr(item, "fixturenames", ())), None)
+    if fixture is None:
+        return None
+    env = item.get_closest_marker("bridge_env")
+    flags = item.get_closest_marker("bridge_flags")
+    return "|".join((fixture, ",".join(f"{k}={v}" for k, v in sorted(env.kwargs.items())) if env else "",
+                     " ".join(flags.args) if flags else ""))
+
+
+def shared_groups(items: list[pytest.Item], known: dict[str, tuple[float, float | None]]) -> dict[int, str]:
+    """Each sharing test's group (by id(item)): per setting, as many groups as its planned time needs, dealt longest
+    first to the group with the least so far. Every worker computes the same (xdist checks the collections agree)."""
+    by_setting: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        setting = bridge_setting(item)
+        if setting is not None:
+            by_setting.setdefault(setting, []).append(item)
+    groups: dict[int, str] = {}
+    for n, (_setting, members) in enumerate(sorted(by_setting.items())):
+        walls = {id(i): planned_cost(i, known)[0] for i in members}
+        planned = [0.0] * max(1, math.ceil(sum(walls.values()) / SHARED_GROUP_S))
+        for item in sorted(members, key=lambda i: -walls[id(i)]):
+            g = planned.index(min(planned))
+            planned[g] += walls[id(item)]
+            groups[id(item)] = f"shared-bridge-{n}-{g}"
+    return groups
 
 
 def known_costs(config: pytest.Config) -> dict[str, tuple[float, float | None]]:
@@ -247,7 +339,8 @@ def planned_cost(item: pytest.Item, known: dict[str, tuple[float, float | None]]
     return (got[0] if got is not None and got[0] > 0 else wall), share
 
 
-def run_order(items: list[pytest.Item], known: dict[str, tuple[float, float | None]], n: int) -> list[pytest.Item]:
+def run_order(items: list[pytest.Item], known: dict[str, tuple[float, float | None]], n: int,
+              groups: dict[int, str] | None = None) -> list[pytest.Item]:
     """The order xdist hands tests out in (one at a time, to the first free worker), planned by simulating the run
     on the cores: each test keeps a share of a core busy (its CPU over its wall time) while it runs, and when the
     running tests ask for more than the cores have, all of them slow down alike. Longest first, so that no worker
@@ -255,25 +348,35 @@ def run_order(items: list[pytest.Item], known: dict[str, tuple[float, float | No
     on a timer: a browser's 30 s idle, a server's deadline), the next one is the longest that keeps enough of a core
     busy to fill the gap, so the cores never idle behind the waits. Measured: SPARE_CORES/FILL_SHARE in a model of a
     whole run (each test's wall time and CPU in a real run, where the old plan took 451 s and the model says 452 s),
-    this plan ends at 438 s on 6 workers."""
+    this plan ends at 438 s on 6 workers. A group (`shared_groups`: tests one worker runs in a row on one shared
+    bridge) is planned as one test: their wall times and CPU added up, with the bridge's start."""
     cores = os.cpu_count() or 1
 
-    cost = {id(i): planned_cost(i, known) for i in items}
-    left = sorted(items, key=lambda i: -cost[id(i)][0])
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault((groups or {}).get(id(item)) or f"single {id(item)}", []).append(item)
+    cost: dict[str, tuple[float, float]] = {}
+    for name, members in units.items():
+        if len(members) == 1 and name.startswith("single "):
+            cost[name] = planned_cost(members[0], known)
+            continue
+        parts = [planned_cost(i, known) for i in members]
+        wall = SHARED_START[0] + sum(w for w, _ in parts)
+        cost[name] = wall, min(1.0, (UNCOUNTED_CPU * SHARED_START[1] + sum(w * s for w, s in parts)) / wall)
+    left = sorted(units, key=lambda u: -cost[u][0])
     order: list[pytest.Item] = []
     running: list[list[float]] = []  # [wall time left, share]; all slow down alike when the cores are short,
     while left:                       # which changes when the run ends, not which test ends first
         while left and len(running) < max(1, n):
             spare = cores - sum(share for _, share in running)
             if spare <= SPARE_CORES:
-                item = left[0]
+                unit = left[0]
             else:
                 need = min(spare, FILL_SHARE)
-                item = next((i for i in left if cost[id(i)][1] >= need), None) or \
-                    max(left, key=lambda i: cost[id(i)][1])
-            left.remove(item)
-            order.append(item)
-            running.append(list(cost[id(item)]))
+                unit = next((u for u in left if cost[u][1] >= need), None) or max(left, key=lambda u: cost[u][1])
+            left.remove(unit)
+            order += units[unit]
+            running.append(list(cost[unit]))
         step = min(wall for wall, _ in running)
         for r in running:
             r[0] -= step
@@ -288,9 +391,11 @@ _CPU_START = pytest.StashKey[float]()
 
 def cpu_seconds() -> float:
     """CPU this process and its reaped children used so far. A test's servers and browsers are its process's
-    children (a browser is the server's, reaped by it), so the difference over a test is what it cost the cores."""
+    children (a browser is the server's, reaped by it), so the difference over a test is what it cost the cores.
+    The shared bridges' processes live on after the tests that used them: what they used so far is counted too."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    shared = sys.modules.get(f"{__package__}.shared_bridge")
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + (shared.live_cpu() if shared else 0)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -436,3 +541,53 @@ def sites(fakesites_session):  # type: ignore[no-untyped-def]
     """The fake sites (ChatGPT, Gemini, Claude, Grok, Perplexity), reset for each test."""
     fakesites_session.reset()
     return fakesites_session
+
+
+@pytest.fixture(scope="session")
+def shared_bridge_pool(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """This worker's shared servers and browsers (tests/shared_bridge.py)."""
+    from .shared_bridge import SharedBridges, pools
+
+    pool = SharedBridges(lambda: tmp_path_factory.mktemp("shared-bridge"))
+    pools().append(pool)
+    try:
+        yield pool
+    finally:
+        pool.close()
+        pools().remove(pool)
+
+
+@pytest.fixture
+def shared_bridge(shared_bridge_pool, sites, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """``async with shared_bridge() as b``: a real server and browser lent to this test (a `Lease`: `Bridge`'s
+    interface, with a project of its own and none of the tabs, history or log of earlier tests). The server's
+    environment comes from the test's ``bridge_env`` mark (``@pytest.mark.bridge_env(AI_BRIDGE_STALL_S="2")``), so
+    that the run order can group the tests of one setting (`shared_groups`)."""
+    return lend(shared_bridge_pool, sites, request)
+
+
+@pytest.fixture
+def shared_tools_bridge(shared_bridge_pool, toolsite, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """`shared_bridge` for the browser tools' tests: its browser reaches the tool site (tests/toolsite), and the
+    server's flags come from the test's ``bridge_flags`` mark (``@pytest.mark.bridge_flags("--enable-mutations")``)."""
+    from .toolsite.fixture import Browsed
+
+    return lend(shared_bridge_pool, Browsed(toolsite), request)
+
+
+def lend(pool: Any, sites: Any, request: pytest.FixtureRequest) -> Any:
+    env = request.node.get_closest_marker("bridge_env")
+    flags = request.node.get_closest_marker("bridge_flags")
+    return functools.partial(pool.lease, sites, env=dict(env.kwargs) if env else {},
+                             extra=tuple(flags.args) if flags else ())
+
+
+@pytest.fixture(autouse=True)
+def alone_in_the_namespace(request: pytest.FixtureRequest) -> None:
+    """A test that does not use the shared bridges has the worker's network namespace to itself, as every test had
+    before there were any: idle shared servers would sit on its discovery ports, and their browsers' extensions
+    would poll its servers. The run order puts the tests that share one after another (`run_order`)."""
+    module = sys.modules.get(f"{__package__}.shared_bridge")  # not imported: no pool, nothing to stop
+    if module is not None and not any(f in request.fixturenames for f in SHARING_FIXTURES):
+        for pool in module.pools():
+            pool.close()

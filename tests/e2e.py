@@ -69,11 +69,18 @@ class Bridge:
 
     @asynccontextmanager
     async def devtools(self) -> AsyncIterator[DevTools]:
-        # A first start on a fresh machine reads Chromium from a cold disk while other workers start theirs: 10 s
-        # was once too short in CI. The server's own launch deadline is what a slow start must meet.
-        url = await devtools_url(self.profile_dir, timeout=60)
-        async with open_websocket_url(url, max_message_size=64 << 20) as ws:
-            yield DevTools(ws)
+        async with open_devtools(self.profile_dir) as dt:
+            yield dt
+
+
+@asynccontextmanager
+async def open_devtools(profile_dir: Path) -> AsyncIterator[DevTools]:
+    """A CDP connection to the browser a server launched on `profile_dir`."""
+    # A first start on a fresh machine reads Chromium from a cold disk while other workers start theirs: 10 s
+    # was once too short in CI. The server's own launch deadline is what a slow start must meet.
+    url = await devtools_url(profile_dir, timeout=60)
+    async with open_websocket_url(url, max_message_size=64 << 20) as ws:
+        yield DevTools(ws)
 
 
 class DevTools:

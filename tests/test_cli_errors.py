@@ -26,6 +26,9 @@ async def run(env: dict[str, str], *args: str, stdout: int | None = None) -> tri
 async def test_busy_discovery_ports_are_one_line_from_every_command(server_env: dict[str, str]) -> None:
     port = SHARED.discovery_ports.start + 3
     holder = socket.socket()
+    # Another program listening there. (SO_REUSEADDR: a connection an earlier test left in TIME_WAIT on this port,
+    # test_hardening's pinned-port restart makes one on purpose, must not stop the holder itself.)
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     holder.bind(("127.0.0.1", port))
     holder.listen(1)
     expected = (f"ai-bridge: [ports_in_use] discovery: port {port} all in use ([Errno 98] Address already in use) "

@@ -84,6 +84,10 @@ OTHER_COMMANDS = [
     ("releasing.md", "mcp-publisher ", "publishes to the MCP Registry, with an account"),
     ("releasing.md", "curl ", "asks the MCP Registry over the network"),
 ]
+# `ai-bridge check` lines that would ask run with --dry-run added (`asks_in_check`): it reads the line's options,
+# loads its scenario files and resolves its selection (an unknown --id or --tag fails), asking nothing.
+# test_e2e_check.py runs check itself on the same fakes: all nine scenarios, --tag smoke (with --debug too),
+# --scenarios with --id. (Run here, the four took 17 of the test's 53 s and 5 of its 22 CPU-s.)
 # Placeholders in example lines and console snippets, and what the test runs instead.
 SUBSTITUTE = {
     "41234": "the pid of the running server",  # console --pid
@@ -160,15 +164,21 @@ def round_of(argv: list[str]) -> str:
         return "console"
     if command == "ask" and "--dry-run" not in argv:
         return "browser"
-    if command == "check" and not {"--dry-run", "--list"} & set(argv):
+    if asks_in_check(argv):
         return "browser"
     if command == "doctor" and "--live" in argv:
         return "browser"
     return "own"
 
 
+def asks_in_check(argv: list[str]) -> bool:
+    return argv[:1] == ["check"] and not {"--dry-run", "--list"} & set(argv)
+
+
 def examples() -> list[tuple[Example, list[str]]]:
-    return [(ex, argv) for ex in bash_lines() if (argv := invocation(ex.text)) is not None and not listed(NOT_RUN, ex)]
+    """Each example line to run and its argv (a check line's with --dry-run: see `asks_in_check`)."""
+    return [(ex, ["check", "--dry-run", *argv[1:]] if asks_in_check(argv) else argv) for ex in bash_lines()
+            if (argv := invocation(ex.text)) is not None and not listed(NOT_RUN, ex)]
 
 
 # --- console snippets ------------------------------------------------------------------------------------------------
@@ -251,6 +261,8 @@ class Runner:
         for token in {t for t in re.findall(r'"?[\w./$~-]*ai-bridge"?', line) if COMMAND.match(t)}:
             line = line.replace(token, "ai-bridge")  # the one on PATH, whatever path the docs show
         line = line.replace("/tmp/aib-a", str(self.tmp / "aib-a"))
+        if asks_in_check(invocation(line) or []):
+            line = line.replace("ai-bridge check", "ai-bridge check --dry-run", 1)  # see asks_in_check
         if self.serve_pid is not None:
             line = line.replace("41234", str(self.serve_pid))
         return line

@@ -1,7 +1,10 @@
 """The ask flow as the real sites behave (issues "Asks that hold up…" and "Faithful to the seeds…"), end to end: a
 real MCP client → `ai-bridge serve` → our extension in headless Chromium → the fake sites, which model each
 awkwardness: hidden tabs that strip answer text, limit notices outside the answer, stuck pages, pages that never
-answer, thinking, slow conversation loads, send buttons that ignore script clicks, answers in unusual places."""
+answer, thinking, slow conversation loads, send buttons that ignore script clicks, answers in unusual places.
+
+The tests share a server and browser per worker and per setting (`shared_bridge`, tests/shared_bridge.py): each
+starts on fresh fake sites with none of the earlier tests' tabs, under a project of its own."""
 
 from __future__ import annotations
 
@@ -12,10 +15,10 @@ from typing import Any
 import pytest
 import trio
 
-from .conftest import find_actor
-from .e2e import DevTools, open_bridge, requires_chromium
+from .e2e import DevTools, requires_chromium
 from .fakesites.fixture import FakeSites, SiteControl
 from .fakesites.scripting import RATE_LIMIT_TEXT, answer_ref, default_answer
+from .shared_bridge import OpenShared
 
 pytestmark = [requires_chromium, pytest.mark.chromium]
 
@@ -74,12 +77,12 @@ async def hide(dt: DevTools, target_id: str, how: str) -> None:
 # (1500: the page re-renders its text only 1.5 s after it is shown again, as the real sites sometimes do)
 @pytest.mark.parametrize("how, rerender_ms", [("front", 0), ("other_tab", 0), ("minimized", 0), ("minimized", 1500)])
 @pytest.mark.parametrize("provider", PROVIDERS)
-async def test_an_answer_completing_in_a_hidden_tab_arrives_whole(sites: FakeSites, tmp_path: Path, provider: str,
-                                                                   how: str, rerender_ms: int) -> None:
+async def test_an_answer_completing_in_a_hidden_tab_arrives_whole(
+        sites: FakeSites, shared_bridge: OpenShared, provider: str, how: str, rerender_ms: int) -> None:
     site: SiteControl = getattr(sites, provider)
     site.set_page(rerenderDelayMs=rerender_ms)
     site.set_next(**FAST)
-    async with open_bridge(sites, tmp_path) as b, b.devtools() as dt:
+    async with shared_bridge() as b, b.devtools() as dt:
         answered(await b.call(f"ask_{provider}_web", {"question": "Warm-up: what is 1 plus 1?"}),
                  "Warm-up: what is 1 plus 1?", provider)
         [page] = await dt.pages(ORIGIN[provider])
@@ -108,14 +111,15 @@ async def test_an_answer_completing_in_a_hidden_tab_arrives_whole(sites: FakeSit
 # --- limit and error notices (issue 9.2) ------------------------------------------------------------------------------
 
 
+@pytest.mark.bridge_env(AI_BRIDGE_STALL_S="2")
 @pytest.mark.parametrize("place", ["turn", "alert", "toast", "banner"])
 @pytest.mark.parametrize("provider", PROVIDERS)
-async def test_limit_notices_anywhere_are_rate_limited_and_never_resent(sites: FakeSites, tmp_path: Path,
+async def test_limit_notices_anywhere_are_rate_limited_and_never_resent(sites: FakeSites, shared_bridge: OpenShared,
                                                                          provider: str, place: str) -> None:
     site: SiteControl = getattr(sites, provider)
     site.set_next(rateLimited=True, notice=place, **FAST)
     q = "What are 2 uses of hashing?"
-    async with open_bridge(sites, tmp_path, env={"AI_BRIDGE_STALL_S": "2"}) as b:
+    async with shared_bridge() as b:
         with trio.fail_after(40):
             res = await b.call(f"ask_{provider}_web", {"question": q})
         history = b.history()
@@ -125,13 +129,14 @@ async def test_limit_notices_anywhere_are_rate_limited_and_never_resent(sites: F
     assert [h["status"] for h in history] == ["rate_limited"]
 
 
+@pytest.mark.bridge_env(AI_BRIDGE_STALL_S="2")
 @pytest.mark.parametrize("provider", PROVIDERS)
-async def test_something_went_wrong_is_a_site_error_and_never_resent(sites: FakeSites, tmp_path: Path,
+async def test_something_went_wrong_is_a_site_error_and_never_resent(sites: FakeSites, shared_bridge: OpenShared,
                                                                       provider: str) -> None:
     site: SiteControl = getattr(sites, provider)
     site.set_next(siteError=True, errorAfterChunks=2, **FAST)
     q = "Explain 2 kinds of caches."
-    async with open_bridge(sites, tmp_path, env={"AI_BRIDGE_STALL_S": "2"}) as b:
+    async with shared_bridge() as b:
         res = await b.call(f"ask_{provider}_web", {"question": q})
     err = failed(res, "site_error")
     assert "went wrong" in err["message"] or "問題" in err["message"]
@@ -147,11 +152,11 @@ async def test_something_went_wrong_is_a_site_error_and_never_resent(sites: Fake
 
 
 async def test_a_page_that_never_answers_ends_by_the_deadline_without_resending(sites: FakeSites,
-                                                                                tmp_path: Path) -> None:
+                                                                                shared_bridge: OpenShared) -> None:
     sites.chatgpt.set_next(count=1, **FAST)
     sites.chatgpt.set_next(append=True, neverAnswer=True)
     q1, q2 = "What is 3 plus 4?", "And what is 30 plus 40?"
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         answered(await b.call("ask_chatgpt_web", {"question": q1}), q1, "chatgpt")
         res = await b.call("ask_chatgpt_web", {"question": q2, "timeout_s": 20})
     err = failed(res, "no_response")
@@ -160,24 +165,24 @@ async def test_a_page_that_never_answers_ends_by_the_deadline_without_resending(
 
 
 async def test_a_page_that_stays_stuck_is_reported_stuck_before_the_deadline(sites: FakeSites,
-                                                                               tmp_path: Path) -> None:
+                                                                               shared_bridge: OpenShared) -> None:
     sites.chatgpt.set_next(stuck=True, hangsOnReload=True, **FAST)
     q = "List 4 prime numbers."
-    async with open_bridge(sites, tmp_path) as b:  # the default stall threshold: the deadline shrinks it
+    async with shared_bridge() as b:  # the default stall threshold: the deadline shrinks it
         res = await b.call("ask_chatgpt_web", {"question": q, "timeout_s": 30})
         status = await b.status()
     err = failed(res, "stuck")  # before the deadline: at the deadline it would be response_timeout
     assert "gave up after 2 retries" in err["message"]
     assert answer_ref(q) in err["partial"]
     assert len(sites.chatgpt.log()) == 1
-    assert find_actor(status, "chatgpt")["restarts"] == 0  # both retries ran in the ask's own task (issue 38)
+    assert b.restarts(status, "chatgpt") == 0  # both retries ran in the ask's own task (issue 38)
 
 
 async def test_a_long_answer_past_the_deadline_is_a_response_timeout_with_its_partial_text(
-        sites: FakeSites, tmp_path: Path) -> None:
+        sites: FakeSites, shared_bridge: OpenShared) -> None:
     sites.gemini.set_next(chunks=200, intervalMs=100, firstTokenMs=100)
     q = "Write a long essay about 9 design patterns."
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         res = await b.call("ask_gemini_web", {"question": q, "timeout_s": 6})  # the answer streams for 20 s
         log = await trio.to_thread.run_sync(lambda: sites.gemini.wait_log(
             lambda qs: qs[0]["status"] == "disconnected", timeout=10))
@@ -191,27 +196,28 @@ async def test_a_long_answer_past_the_deadline_is_a_response_timeout_with_its_pa
 # --- thinking (issue 15.3) --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.bridge_env(AI_BRIDGE_STALL_S="1")
 @pytest.mark.parametrize("lang", ["en", "ja"])
 @pytest.mark.parametrize("provider", PROVIDERS)
-async def test_long_quiet_thinking_is_never_stuck(sites: FakeSites, tmp_path: Path, provider: str,
+async def test_long_quiet_thinking_is_never_stuck(sites: FakeSites, shared_bridge: OpenShared, provider: str,
                                                   lang: str) -> None:
     site: SiteControl = getattr(sites, provider)
     site.set_page(lang=lang)
     site.set_next(thinking=True, thinkingMs=5000, **FAST)
     q = "Design a cache eviction policy for 3 tiers." if lang == "en" else "3層のキャッシュ退避方針を設計してください。"
-    async with open_bridge(sites, tmp_path, env={"AI_BRIDGE_STALL_S": "1"}) as b:
+    async with shared_bridge() as b:
         res = await b.call(f"ask_{provider}_web", {"question": q})
         status = await b.status()
     sc = answered(res, q, provider)
     assert sc["retries"] == 0 and sc["completion"]["thinking"] is True
     assert len(site.log()) == 1
-    assert find_actor(status, provider)["restarts"] == 0
+    assert b.restarts(status, provider) == 0
 
 
-async def test_thinking_is_expanded_and_kept_out_of_the_answer(sites: FakeSites, tmp_path: Path) -> None:
+async def test_thinking_is_expanded_and_kept_out_of_the_answer(sites: FakeSites, shared_bridge: OpenShared) -> None:
     sites.chatgpt.set_next(thinking=True, thinkingMs=800, **FAST)
     q = "Design a shortest path algorithm for 5 nodes."
-    async with open_bridge(sites, tmp_path) as b, b.devtools() as dt:
+    async with shared_bridge() as b, b.devtools() as dt:
         sc = answered(await b.call("ask_chatgpt_web", {"question": q}), q, "chatgpt")
         [page] = await dt.pages(ORIGIN["chatgpt"])
         expanded = await page_eval(dt, page["targetId"], """(() => {
@@ -225,10 +231,10 @@ async def test_thinking_is_expanded_and_kept_out_of_the_answer(sites: FakeSites,
 # --- the user's own tabs (issue 15.4) ---------------------------------------------------------------------------------
 
 
-async def test_a_tab_the_user_opened_is_never_taken(sites: FakeSites, tmp_path: Path) -> None:
+async def test_a_tab_the_user_opened_is_never_taken(sites: FakeSites, shared_bridge: OpenShared) -> None:
     sites.chatgpt.set_next(**FAST)
     q = "What is 8 times 8?"
-    async with open_bridge(sites, tmp_path) as b, b.devtools() as dt:
+    async with shared_bridge() as b, b.devtools() as dt:
         mine = (await dt.send("Target.createTarget", {"url": "https://chatgpt.com/?user=1"}))["targetId"]
         with trio.fail_after(10):
             while await page_eval(dt, mine, "document.readyState") != "complete":
@@ -247,14 +253,14 @@ async def test_a_tab_the_user_opened_is_never_taken(sites: FakeSites, tmp_path: 
 
 @pytest.mark.parametrize("send_click, method", [("trusted", "mouse"), ("none", "enter")])
 @pytest.mark.parametrize("provider", PROVIDERS)
-async def test_send_falls_back_to_the_mouse_then_enter_and_sends_once(sites: FakeSites, tmp_path: Path,
+async def test_send_falls_back_to_the_mouse_then_enter_and_sends_once(sites: FakeSites, shared_bridge: OpenShared,
                                                                         provider: str, send_click: str,
                                                                         method: str) -> None:
     site: SiteControl = getattr(sites, provider)
     site.set_page(sendClick=send_click)
     site.set_next(**FAST)
     q = "What is 12 minus 5?"
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         answered(await b.call(f"ask_{provider}_web", {"question": q}), q, provider)
         log_text = b.log_text()
     assert [e["question"] for e in site.log()] == [q]
@@ -262,12 +268,12 @@ async def test_send_falls_back_to_the_mouse_then_enter_and_sends_once(sites: Fak
 
 
 @pytest.mark.parametrize("editor", ["prosemirror", "textarea"])
-async def test_multi_line_questions_are_sent_whole(sites: FakeSites, tmp_path: Path, editor: str) -> None:
+async def test_multi_line_questions_are_sent_whole(sites: FakeSites, shared_bridge: OpenShared, editor: str) -> None:
     sites.chatgpt.set_page(editor=editor)
     sites.chatgpt.set_next(rule="echo", **FAST)
     sites.gemini.set_next(rule="echo", **FAST)
     q = "Review this code:\n\ndef f(x):\n    return x * 2\n\nIs 2 the right factor?"
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         res = await b.call("ask_chatgpt_gemini_web", {"question": q})
     assert not res.is_error
     for p in PROVIDERS:
@@ -280,12 +286,12 @@ async def test_multi_line_questions_are_sent_whole(sites: FakeSites, tmp_path: P
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-async def test_a_fresh_tab_at_the_conversation_never_returns_the_previous_answer(sites: FakeSites, tmp_path: Path,
-                                                                                 provider: str) -> None:
+async def test_a_fresh_tab_at_the_conversation_never_returns_the_previous_answer(
+        sites: FakeSites, shared_bridge: OpenShared, provider: str) -> None:
     site: SiteControl = getattr(sites, provider)
     site.set_next(**FAST)
     q1, q2 = "What is 2 times 21?", "What is 3 times 33?"
-    async with open_bridge(sites, tmp_path) as b, b.devtools() as dt:
+    async with shared_bridge() as b, b.devtools() as dt:
         answered(await b.call(f"ask_{provider}_web", {"question": q1}), q1, provider)
         for page in await dt.pages(ORIGIN[provider]):  # the tab goes; the next ask opens one at the conversation
             await dt.send("Target.closeTarget", {"targetId": page["targetId"]})
@@ -298,14 +304,14 @@ async def test_a_fresh_tab_at_the_conversation_never_returns_the_previous_answer
 
 @pytest.mark.parametrize("provider", ["chatgpt", "gemini"])
 async def test_a_page_slower_to_load_than_a_new_tabs_5_s_is_waited_for_in_the_one_tab(
-        sites: FakeSites, tmp_path: Path, provider: str) -> None:
+        sites: FakeSites, shared_bridge: OpenShared, provider: str) -> None:
     """Seed 9.1 gives a new tab 5 s; a heavy page (a long conversation) can take longer to load. The tab made is
     then still ours: the ask waits for its input box there, within its deadline. Found by the soak: each try used to
     give up on a reply still coming, leave its window behind and open another on the same slow page."""
     site: SiteControl = getattr(sites, provider)
     site.set_next(**FAST)
     site.set_page(count=1, slowLoadMs=7000)
-    async with open_bridge(sites, tmp_path) as b, b.devtools() as dt:
+    async with shared_bridge() as b, b.devtools() as dt:
         q = "What is 2 times 21?"
         answered(await b.call(f"ask_{provider}_web", {"question": q}), q, provider)
         assert len(await dt.pages(ORIGIN[provider])) == 1
@@ -322,14 +328,14 @@ async def test_a_page_slower_to_load_than_a_new_tabs_5_s_is_waited_for_in_the_on
     ("chatgpt", "detached", "body (plain text)"),
     ("gemini", "standard", "content"), ("gemini", "nofeedback", "content"), ("gemini", "detached", "aria-live"),
 ])
-async def test_each_extraction_anchor_on_a_page_without_the_earlier_ones(sites: FakeSites, tmp_path: Path,
+async def test_each_extraction_anchor_on_a_page_without_the_earlier_ones(sites: FakeSites, shared_bridge: OpenShared,
                                                                          provider: str, layout: str,
                                                                          anchor: str) -> None:
     site: SiteControl = getattr(sites, provider)
     site.set_page(layout=layout)
     site.set_next(**FAST)
     q = "Name 2 uses of a queue in 3 words each."
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         sc = answered(await b.call(f"ask_{provider}_web", {"question": q}), q, provider)
     assert sc["completion"]["extractedBy"] == anchor
     assert sc["answer"].strip().endswith("That is all.")
@@ -342,12 +348,12 @@ async def test_each_extraction_anchor_on_a_page_without_the_earlier_ones(sites: 
 # --- suspicious answers (issue 15.1) ----------------------------------------------------------------------------------
 
 
-async def test_a_suspicious_answer_is_delivered_with_a_warning_and_the_session_saved(sites: FakeSites,
-                                                                                      tmp_path: Path) -> None:
+async def test_a_suspicious_answer_is_delivered_with_a_warning_and_the_session_saved(
+        sites: FakeSites, shared_bridge: OpenShared) -> None:
     sites.chatgpt.set_next(count=1, text="The error occurs because x is undefined.", **FAST)
     sites.chatgpt.set_next(append=True, **FAST)
     q1 = "Why does line 42 throw TypeError?"
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         res = await b.call("ask_chatgpt_web", {"question": q1, "new_chat": True})
         assert not res.is_error, res.content[0].text
         sc = res.structured_content
@@ -361,11 +367,12 @@ async def test_a_suspicious_answer_is_delivered_with_a_warning_and_the_session_s
     assert [h["status"] for h in history] == ["ok", "ok"] and history[0]["warnings"]
 
 
+@pytest.mark.bridge_env(AI_BRIDGE_PRIVATE_TEXT="true")
 async def test_private_text_keeps_question_answer_and_page_text_out_of_debug_dumps(sites: FakeSites,
-                                                                                    tmp_path: Path) -> None:
+                                                                                    shared_bridge: OpenShared) -> None:
     sites.gemini.set_next(text="Nothing to see here.", **FAST)
     q = "What is 11 times 11, in secret?"
-    async with open_bridge(sites, tmp_path, env={"AI_BRIDGE_PRIVATE_TEXT": "true"}) as b:
+    async with shared_bridge() as b:
         res = await b.call("ask_gemini_web", {"question": q})
         [warning] = res.structured_content["warnings"]
         dump = Path(warning["debugDump"]).read_text()

@@ -29,6 +29,7 @@ from actors.mcp_front.tools import TOOLS
 
 from .conftest import REPO, find_actor, serve_command
 from .e2e import Bridge, open_bridge, requires_chromium
+from .shared_bridge import Lease, OpenShared
 from .test_browser_tool_outputs import closed
 from .test_e2e_link import ask, eventually, linked_status, open_page, page_eval
 from .toolsite.fixture import Browsed, ToolSite
@@ -46,7 +47,7 @@ async def bridge(site: ToolSite, tmp: Path, *flags: str, fakes: Any = None, **kw
         yield b
 
 
-async def succeeds(b: Bridge, tool: str, args: dict[str, Any] | None = None) -> Any:
+async def succeeds(b: Bridge | Lease, tool: str, args: dict[str, Any] | None = None) -> Any:
     """The tool's whole result (a CallToolResult), which must be a success."""
     with trio.fail_after(60):
         res = await b.call(tool, args or {})  # the SDK client checks the result against the tool's outputSchema
@@ -58,11 +59,11 @@ async def succeeds(b: Bridge, tool: str, args: dict[str, Any] | None = None) -> 
     return res
 
 
-async def ok(b: Bridge, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+async def ok(b: Bridge | Lease, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
     return (await succeeds(b, tool, args)).structured_content  # type: ignore[no-any-return]
 
 
-async def fails(b: Bridge, tool: str, args: dict[str, Any] | None, code: str) -> str:
+async def fails(b: Bridge | Lease, tool: str, args: dict[str, Any] | None, code: str) -> str:
     with trio.fail_after(60):
         res = await b.call(tool, args or {})
     assert res.is_error, f"{tool} {args} should fail with {code}: {res.content[0].text[:300]}"
@@ -71,7 +72,7 @@ async def fails(b: Bridge, tool: str, args: dict[str, Any] | None, code: str) ->
     return f"{err['message']} {err['hint'] or ''}"
 
 
-async def text_of(b: Bridge, selector: str) -> str:
+async def text_of(b: Bridge | Lease, selector: str) -> str:
     return (await ok(b, "get_text", {"selector": selector}))["text"]  # type: ignore[no-any-return]
 
 
@@ -326,8 +327,10 @@ def forge(state_dir: Path, method: str, params: dict[str, Any]) -> str:
     return console(state_dir, "import json\n" + code).strip()
 
 
-async def test_policy_is_checked_by_the_server_and_again_by_the_extension(toolsite: ToolSite, tmp_path: Path) -> None:
-    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b, b.devtools() as dt:
+@pytest.mark.bridge_flags(*MUTATE, *ALLOWED)
+async def test_policy_is_checked_by_the_server_and_again_by_the_extension(
+        toolsite: ToolSite, shared_tools_bridge: OpenShared) -> None:
+    async with shared_tools_bridge() as b, b.devtools() as dt:
         # Server side: targets outside the policy never reach the browser.
         for url in ("https://denied.test/secret", "http://sub.allowed.test/", "https://allowed.test@denied.test/x",
                     "javascript:alert(1)", "file:///etc/passwd", "data:text/html,<h1>x</h1>"):
@@ -390,15 +393,16 @@ async def test_policy_is_checked_by_the_server_and_again_by_the_extension(toolsi
         assert got.startswith("ERR policy_denied"), got
 
 
-async def _tabs_with(b: Bridge, url: str) -> list[dict[str, Any]]:
+async def _tabs_with(b: Bridge | Lease, url: str) -> list[dict[str, Any]]:
     return [t for t in (await ok(b, "tabs_list"))["tabs"] if t["url"] == url]
 
 
 # --- dialogs, refs across re-renders, console and network -------------------------------------------------------------
 
 
-async def test_dialogs_never_hang_a_call(toolsite: ToolSite, tmp_path: Path) -> None:
-    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b:
+@pytest.mark.bridge_flags(*MUTATE, *ALLOWED)
+async def test_dialogs_never_hang_a_call(toolsite: ToolSite, shared_tools_bridge: OpenShared) -> None:
+    async with shared_tools_bridge() as b:
         await ok(b, "tab_new", {"url": "https://allowed.test/dialogs"})
         await fails(b, "handle_dialog", {"accept": True}, "no_target")
         # Not a hang until the input's timeout (that would be another code): the dialog ends the click.
@@ -511,7 +515,7 @@ async def test_refs_across_re_renders_logs_and_eval(toolsite: ToolSite, tmp_path
         assert big["ok"] is True and big["truncated"] is True and isinstance(big["value"], str)
 
 
-async def _console_with(b: Bridge, text: str) -> dict[str, Any] | None:
+async def _console_with(b: Bridge | Lease, text: str) -> dict[str, Any] | None:
     logs = await ok(b, "console_logs")
     return logs if any(text in e["text"] for e in logs["entries"]) else None
 
@@ -707,8 +711,9 @@ async def in_frame(dt: Any, target: str, expression: str) -> Any:
         await dt.send("Target.detachFromTarget", {"sessionId": session})
 
 
-async def test_denied_frames_are_neither_shown_nor_driven(toolsite: ToolSite, tmp_path: Path) -> None:
-    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b, b.devtools() as dt:
+@pytest.mark.bridge_flags(*MUTATE, *ALLOWED)
+async def test_denied_frames_are_neither_shown_nor_driven(toolsite: ToolSite, shared_tools_bridge: OpenShared) -> None:
+    async with shared_tools_bridge() as b, b.devtools() as dt:
         tab = (await ok(b, "tab_new", {"url": "https://allowed.test/denied-frame"}))["tabId"]
         frame = await frame_target(dt, "https://denied.test/frame-secret")
         await eventually(lambda: in_frame(dt, frame, "document.readyState === 'complete'"), 10, "the frame loaded")
@@ -785,8 +790,10 @@ async def test_denied_frames_are_neither_shown_nor_driven(toolsite: ToolSite, tm
 # --- sizes capped where they enter, and the smaller failures (issue 26.3 and 26.5) --------------------------------
 
 
-async def test_sizes_are_capped_and_small_failures_are_typed(toolsite: ToolSite, tmp_path: Path) -> None:
-    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b, b.devtools() as dt:
+@pytest.mark.bridge_flags(*MUTATE, *ALLOWED)
+async def test_sizes_are_capped_and_small_failures_are_typed(
+        toolsite: ToolSite, shared_tools_bridge: OpenShared) -> None:
+    async with shared_tools_bridge() as b, b.devtools() as dt:
         # A page 70,000 px wide: the full-page capture is cut both ways (it used to abort the whole browser).
         await ok(b, "tab_new", {"url": "https://allowed.test/wide"})
         full = await succeeds(b, "screenshot", {"mode": "full_page"})
@@ -830,15 +837,16 @@ async def test_sizes_are_capped_and_small_failures_are_typed(toolsite: ToolSite,
         assert not toolsite.requested("denied.test")
 
 
-async def _console_with(b: Bridge, needle: str) -> dict[str, Any] | None:
+async def _console_with(b: Bridge | Lease, needle: str) -> dict[str, Any] | None:
     logs = await ok(b, "console_logs", {"limit": 1000})
     return logs if any(needle in e["text"] for e in logs["entries"]) else None
 
 
-async def test_frames_in_closed_shadow_roots_are_refused(toolsite: ToolSite, tmp_path: Path) -> None:
+@pytest.mark.bridge_flags(*MUTATE, *ALLOWED)
+async def test_frames_in_closed_shadow_roots_are_refused(toolsite: ToolSite, shared_tools_bridge: OpenShared) -> None:
     """A denied frame where no page script can see it (a closed shadow root): the extension finds it through the DOM
     domain, and refuses the screenshot, a click on it, and keys while the focus is inside it."""
-    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b, b.devtools() as dt:
+    async with shared_tools_bridge() as b, b.devtools() as dt:
         await ok(b, "tab_new", {"url": "https://allowed.test/denied-frame?closed"})
         hidden = await frame_target(dt, "https://denied.test/frame-secret?2")
         await eventually(lambda: in_frame(dt, hidden, "document.readyState === 'complete'"), 10, "the frame loaded")

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from .e2e import requires_chromium
-from .test_e2e_browser_tools import MUTATE, bridge, fails, frame_target, in_frame, ok, snapshot_ref
+from .shared_bridge import OpenShared
+from .test_e2e_browser_tools import ALLOWED, MUTATE, bridge, fails, frame_target, in_frame, ok, snapshot_ref
 from .test_e2e_link import eventually, page_eval
 from .toolsite.fixture import ToolSite
 
@@ -116,8 +117,10 @@ async def _no_frame(dt: Any, url: str) -> bool:
     return not any(t["type"] == "iframe" and t["url"].startswith(url) for t in targets)
 
 
-async def test_a_cross_origin_frame_the_policy_denies_stays_sealed(toolsite: ToolSite, tmp_path: Path) -> None:
-    async with bridge(toolsite, tmp_path, *MUTATE, "--allow-domain", "allowed.test") as b, b.devtools() as dt:
+@pytest.mark.bridge_flags(*MUTATE, *ALLOWED)
+async def test_a_cross_origin_frame_the_policy_denies_stays_sealed(toolsite: ToolSite,
+                                                                   shared_tools_bridge: OpenShared) -> None:
+    async with shared_tools_bridge() as b, b.devtools() as dt:
         await ok(b, "tab_new", {"url": "https://allowed.test/xframe"})
         await loaded(dt, "https://widget.test/xframe-inner")
         snap = (await ok(b, "snapshot"))["snapshot"]

@@ -12,6 +12,7 @@ import pytest
 
 from .conftest import REPO
 from .e2e import requires_chromium
+from .shared_bridge import OpenShared
 from .test_e2e_browser_tools import ALLOWED, MUTATE, bridge, fails, ok, snapshot_ref
 from .test_e2e_link import (
     eventually,
@@ -27,8 +28,9 @@ from .toolsite.fixture import ToolSite
 pytestmark = [requires_chromium, pytest.mark.chromium]
 
 
-async def test_networkidle_leaves_a_denied_page(toolsite: ToolSite, tmp_path: Path) -> None:
-    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b, b.devtools() as dt:
+@pytest.mark.bridge_flags(*MUTATE, *ALLOWED)
+async def test_networkidle_leaves_a_denied_page(toolsite: ToolSite, shared_tools_bridge: OpenShared) -> None:
+    async with shared_tools_bridge() as b, b.devtools() as dt:
         await ok(b, "tab_new", {"url": "https://allowed.test/form"})
         target = next(p["targetId"] for p in await dt.pages("https://allowed.test/form"))
         await page_eval(dt, target, "location.href = 'https://denied.test/secret'; 1")
@@ -47,9 +49,10 @@ async def test_networkidle_leaves_a_denied_page(toolsite: ToolSite, tmp_path: Pa
         assert not toolsite.requested("denied.test")
 
 
+@pytest.mark.bridge_flags(*MUTATE, *ALLOWED)
 async def test_the_network_log_runs_from_the_lease_with_headers_redacted_and_bodies_on_request(
-        toolsite: ToolSite, tmp_path: Path) -> None:
-    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b, b.devtools() as dt:
+        toolsite: ToolSite, shared_tools_bridge: OpenShared) -> None:
+    async with shared_tools_bridge() as b, b.devtools() as dt:
         await ok(b, "tab_new", {"url": "https://allowed.test/"})
         target = next(p["targetId"] for p in await dt.pages("https://allowed.test/"))
         await page_eval(dt, target, "document.cookie = 'sid=c00kie'; fetch('/api/data', {headers: "
@@ -71,8 +74,10 @@ async def test_the_network_log_runs_from_the_lease_with_headers_redacted_and_bod
         await fails(b, "network_log", {"body_of": 99999}, "invalid_argument")
 
 
-async def test_emulation_and_a_screenshot_too_big_for_one_frame(toolsite: ToolSite, tmp_path: Path) -> None:
-    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b, b.devtools() as dt:
+@pytest.mark.bridge_flags(*MUTATE, *ALLOWED)
+async def test_emulation_and_a_screenshot_too_big_for_one_frame(
+        toolsite: ToolSite, shared_tools_bridge: OpenShared) -> None:
+    async with shared_tools_bridge() as b, b.devtools() as dt:
         await ok(b, "tab_new", {"url": "https://allowed.test/tall"})
         target = next(p["targetId"] for p in await dt.pages("https://allowed.test/tall"))
         got = await ok(b, "emulate", {"width": 1000, "height": 700, "device_scale_factor": 3,
@@ -102,8 +107,9 @@ async def test_emulation_and_a_screenshot_too_big_for_one_frame(toolsite: ToolSi
         await fails(b, "emulate", {"width": 10}, "invalid_argument")
 
 
-async def test_upload_file_sends_project_files_only(toolsite: ToolSite, tmp_path: Path) -> None:
-    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b:
+@pytest.mark.bridge_flags(*MUTATE, *ALLOWED)
+async def test_upload_file_sends_project_files_only(toolsite: ToolSite, shared_tools_bridge: OpenShared) -> None:
+    async with shared_tools_bridge() as b:
         await ok(b, "tab_new", {"url": "https://allowed.test/upload"})
         got = await ok(b, "upload_file", {"selector": "#one", "paths": ["README.md"]})
         size = (REPO / "README.md").stat().st_size
@@ -196,10 +202,11 @@ async def test_which_links_are_fetched_and_which_clicked() -> None:
         assert fetchable(clicked, page) is None, clicked
 
 
-async def test_paths_without_an_end_to_end_test_before(toolsite: ToolSite, tmp_path: Path) -> None:
+@pytest.mark.bridge_flags(*MUTATE, *ALLOWED)
+async def test_paths_without_an_end_to_end_test_before(toolsite: ToolSite, shared_tools_bridge: OpenShared) -> None:
     """type with key_events and submit; double and right clicks and modifiers; snapshot and extract_links filters;
     wait_for attached / hidden / detached; releasing an adopted tab."""
-    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b, b.devtools() as dt:
+    async with shared_tools_bridge() as b, b.devtools() as dt:
         # The user's own tab, opened first (a tab opened while one of the tools' is in front counts as its popup).
         await open_page(dt, "https://allowed.test/form")
         await ok(b, "tab_new", {"url": "https://allowed.test/input"})
@@ -306,10 +313,11 @@ async def test_the_drop_on_heartbeat_silence_keeps_the_held_tab(toolsite: ToolSi
         assert got["tabId"] == tab and "Ada" in str(got)
 
 
-async def test_a_srcdoc_frame_is_judged_by_its_origin(toolsite: ToolSite, tmp_path: Path) -> None:
+@pytest.mark.bridge_flags(*MUTATE, *ALLOWED)
+async def test_a_srcdoc_frame_is_judged_by_its_origin(toolsite: ToolSite, shared_tools_bridge: OpenShared) -> None:
     """An about:srcdoc frame is its parent's document: the extension refused every click in one (its URL is not
     on an allowed domain) though the tools read it. A sandboxed one (an opaque origin) stays sealed."""
-    async with bridge(toolsite, tmp_path, *MUTATE, *ALLOWED) as b:
+    async with shared_tools_bridge() as b:
         await ok(b, "tab_new", {"url": "https://allowed.test/srcdoc"})
         snap = (await ok(b, "snapshot"))["snapshot"]
         await ok(b, "click", {"ref": snapshot_ref(snap, 'button "Inline button"')})

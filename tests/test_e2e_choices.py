@@ -9,14 +9,14 @@ the page anew)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .e2e import open_bridge, requires_chromium
+from .e2e import requires_chromium
 from .fakesites.fixture import FakeSites, SiteControl
 from .fakesites.scripting import answer_ref
+from .shared_bridge import OpenShared
 
 pytestmark = [requires_chromium, pytest.mark.chromium]
 
@@ -34,9 +34,9 @@ def error_of(res: Any) -> dict[str, Any]:
     return res.structured_content["error"]  # type: ignore[no-any-return]
 
 
-async def test_chatgpt_models_effort_and_tools_in_both_pickers(sites: FakeSites, tmp_path: Path) -> None:
+async def test_chatgpt_models_effort_and_tools_in_both_pickers(sites: FakeSites, shared_bridge: OpenShared) -> None:
     site = sites.chatgpt
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         # What can be chosen, read from the open menus; nothing chosen or sent.
         listed = await b.call("list_models", {"provider": "chatgpt"})
         assert not listed.is_error, listed.content[0].text
@@ -100,9 +100,9 @@ async def test_chatgpt_models_effort_and_tools_in_both_pickers(sites: FakeSites,
         assert last(site)["tools"] == ["web search"]
 
 
-async def test_gemini_models_extended_thinking_and_tools(sites: FakeSites, tmp_path: Path) -> None:
+async def test_gemini_models_extended_thinking_and_tools(sites: FakeSites, shared_bridge: OpenShared) -> None:
     site = sites.gemini
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         listed = await b.call("list_models", {"provider": "gemini"})
         offer = listed.structured_content["sites"]["gemini"]
         assert [r["label"] for r in offer["models"]] == ["3.1 Flash-Lite", "3.5 Flash", "3.1 Pro"]

@@ -10,16 +10,16 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 
 from .conftest import REPO
-from .e2e import open_bridge, requires_chromium
+from .e2e import requires_chromium
 from .fakesites.fixture import FakeSites, SiteControl
 from .fakesites.scripting import answer_ref
+from .shared_bridge import OpenShared
 
 pytestmark = [requires_chromium, pytest.mark.chromium]
 
@@ -62,7 +62,7 @@ def digests(files: dict[str, bytes]) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("shape", ["2026", "2025"])
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_files_are_uploaded_then_the_question_is_sent_and_inline_files_go_in_the_prompt(
-        sites: FakeSites, tmp_path: Path, provider: str, shape: str, project_files: Any) -> None:
+        sites: FakeSites, shared_bridge: OpenShared, provider: str, shape: str, project_files: Any) -> None:
     """Gemini 2026 has no file input at rest: its "Upload and tools" menu makes one behind a chooser
     (gemini-2607-file-input-ready.html); ChatGPT's input#upload-files takes them (chatgpt-2607-file-input-ready)."""
     rel, files = project_files
@@ -70,7 +70,7 @@ async def test_files_are_uploaded_then_the_question_is_sent_and_inline_files_go_
     site.control({"page": {"shape": shape, "uploadMs": 400}})
     site.set_next(**FAST)
     question = "Read the three files and name the 2 numbers in notes.md."
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         res = await b.call(TOOL[provider], {"question": question, "files": [f"{rel}/*"], "new_chat": True,
                                             "timeout_s": 90})
         assert not res.is_error, res.content[0].text
@@ -109,10 +109,10 @@ REFUSALS: dict[str, list[tuple[dict[str, Any], tuple[str, ...], str]]] = {
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_each_refusal_is_a_typed_error_naming_the_file_and_nothing_is_sent(
-        sites: FakeSites, tmp_path: Path, provider: str, project_files: Any) -> None:
+        sites: FakeSites, shared_bridge: OpenShared, provider: str, project_files: Any) -> None:
     rel, _ = project_files
     site: SiteControl = getattr(sites, provider)
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         for page, named, said in REFUSALS[provider]:
             site.control({"page": page})
             with trio.fail_after(30):  # at once: never the upload wait (120 s)
@@ -128,10 +128,10 @@ async def test_each_refusal_is_a_typed_error_naming_the_file_and_nothing_is_sent
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_a_page_without_chips_is_ready_by_its_send_button_and_a_stalled_upload_sends_nothing(
-        sites: FakeSites, tmp_path: Path, provider: str, project_files: Any) -> None:
+        sites: FakeSites, shared_bridge: OpenShared, provider: str, project_files: Any) -> None:
     rel, files = project_files
     site: SiteControl = getattr(sites, provider)
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         # No chip ever appears (oracle met this live, #275): the names in the input and the send button say ready.
         # On Gemini, the page keeps its new input out of the document: only the intercepted chooser reaches it.
         site.control({"page": {"uploadNoChip": True, "uploadChooser": "detached", "uploadMs": 300}})
@@ -151,8 +151,9 @@ async def test_a_page_without_chips_is_ready_by_its_send_button_and_a_stalled_up
     assert site.full_log()["sends"] == sends
 
 
-async def test_files_outside_the_project_are_refused_before_any_tab(sites: FakeSites, tmp_path: Path) -> None:
-    async with open_bridge(sites, tmp_path) as b:
+async def test_files_outside_the_project_are_refused_before_any_tab(
+        sites: FakeSites, shared_bridge: OpenShared) -> None:
+    async with shared_bridge() as b:
         for pattern, words in (("../etc/passwd", "leaves the project"), ("/etc/passwd", "not relative"),
                                ("no/such/file.txt", "does not exist")):
             res = await b.call("ask_chatgpt_web", {"question": "q", "files": [pattern]})

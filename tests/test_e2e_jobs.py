@@ -14,6 +14,7 @@ from mcp.shared.exceptions import MCPError
 from .e2e import open_bridge, requires_chromium
 from .fakesites.fixture import FakeSites
 from .fakesites.scripting import answer_ref
+from .shared_bridge import OpenShared
 
 pytestmark = [requires_chromium, pytest.mark.chromium]
 
@@ -64,11 +65,11 @@ async def test_background_ask_partial_then_final(sites: FakeSites, tmp_path: Pat
         assert [h["question"] for h in b.history()] == [q]
 
 
-async def test_background_errors_and_unknown_ids(sites: FakeSites, tmp_path: Path) -> None:
+async def test_background_errors_and_unknown_ids(sites: FakeSites, shared_bridge: OpenShared) -> None:
     sites.chatgpt.set_page(login=True)
     sites.gemini.set_next(**FAST)
     q = "Name 2 sorting algorithms."
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         one = ok(await b.call("ask_chatgpt_web", {"question": q, "background": True}))["jobId"]
         both = ok(await b.call("ask_chatgpt_gemini_web", {"question": q, "background": True}))["jobId"]
         failed = await b.call("get_answer", {"job_id": one, "wait_s": 60})
@@ -93,10 +94,10 @@ async def test_background_errors_and_unknown_ids(sites: FakeSites, tmp_path: Pat
         assert cancel_unknown.structured_content["error"]["code"] == "job_not_found"
 
 
-async def test_cancel_job_clicks_stop(sites: FakeSites, tmp_path: Path) -> None:
+async def test_cancel_job_clicks_stop(sites: FakeSites, shared_bridge: OpenShared) -> None:
     sites.chatgpt.set_next(chunks=200, intervalMs=100, firstTokenMs=100)
     q = "Write a long essay about 7 network protocols."
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         job_id = ok(await b.call("ask_chatgpt_web", {"question": q, "background": True}))["jobId"]
         await trio.to_thread.run_sync(lambda: sites.chatgpt.wait_log(
             lambda qs: qs and qs[0]["status"] == "streaming", timeout=20))

@@ -31,6 +31,7 @@ from .conftest import REPO, find_actor
 from .e2e import Bridge, DevTools, open_bridge, requires_chromium
 from .fakesites.fixture import FakeSites
 from .fakesites.scripting import answer_ref
+from .shared_bridge import Lease, OpenShared
 from .user_chrome import pair_over_devtools
 
 pytestmark = [requires_chromium, pytest.mark.chromium]
@@ -60,7 +61,7 @@ async def eventually(probe: Callable[[], Awaitable[Any]], timeout: float, what: 
         interval = min(interval * 1.5, max(interval, 0.3))
 
 
-async def linked_status(b: Bridge, timeout: float = 20) -> dict[str, Any]:
+async def linked_status(b: Bridge | Lease, timeout: float = 20) -> dict[str, Any]:
     """bridge_status once the extension is connected and the browser actor has noticed."""
     async def probe() -> dict[str, Any] | None:
         st = await b.status()
@@ -69,8 +70,8 @@ async def linked_status(b: Bridge, timeout: float = 20) -> dict[str, Any]:
     return await eventually(probe, timeout, "extension connected")  # type: ignore[no-any-return]
 
 
-def discovery_port(b: Bridge) -> int:
-    m = re.search(r"discovery on http://127\.0\.0\.1:(\d+)/mcp-discovery", b.log_text())
+def discovery_port(b: Bridge | Lease) -> int:
+    m = re.search(r"discovery on http://127\.0\.0\.1:(\d+)/mcp-discovery", b.stderr_path.read_text(errors="replace"))
     assert m, "the serve log names no discovery port"
     return int(m.group(1))
 
@@ -88,7 +89,7 @@ def http_get(port: int, path: str = "/mcp-discovery", headers: dict[str, str] | 
         conn.close()
 
 
-def discovery_info(b: Bridge) -> dict[str, Any]:
+def discovery_info(b: Bridge | Lease) -> dict[str, Any]:
     status, _, body = http_get(discovery_port(b))
     assert status == 200, body
     return json.loads(body)  # type: ignore[no-any-return]
@@ -147,7 +148,7 @@ def assert_answers(res: Any, question: str, provider: str) -> dict[str, Any]:
     return sc  # type: ignore[no-any-return]
 
 
-async def ask(b: Bridge, provider: str, question: str, **kw: Any) -> dict[str, Any]:
+async def ask(b: Bridge | Lease, provider: str, question: str, **kw: Any) -> dict[str, Any]:
     return assert_answers(await b.call(f"ask_{provider}_web", {"question": question, **kw}), question, provider)
 
 
@@ -182,11 +183,13 @@ async def test_extension_connects_and_round_trips(sites: FakeSites, tmp_path: Pa
 # --- 2. tab reuse vs creation ----------------------------------------------------------------------------------------
 
 
-async def test_existing_provider_tab_is_reused_and_a_missing_one_created(sites: FakeSites, tmp_path: Path) -> None:
+@pytest.mark.bridge_env(AI_BRIDGE_USE_OPEN_TABS="true")
+async def test_existing_provider_tab_is_reused_and_a_missing_one_created(sites: FakeSites,
+                                                                         shared_bridge: OpenShared) -> None:
     sites.chatgpt.set_next(**FAST)
     sites.gemini.set_next(**FAST)
     # use_open_tabs: ai-bridge may drive a tab the user opened (by default it opens its own; test_e2e_asks.py).
-    async with open_bridge(sites, tmp_path, env=USE_OPEN_TABS) as b, b.devtools() as dt:
+    async with shared_bridge() as b, b.devtools() as dt:
         # The user already has Gemini open, but no ChatGPT.
         gemini_tab = await open_page(dt, "https://gemini.google.com/app")
         assert await dt.pages("https://chatgpt.com/") == []
@@ -280,8 +283,8 @@ async def test_two_servers_asking_at_once_never_share_a_tab(sites: FakeSites, tm
 # --- 4. discovery refuses web origins --------------------------------------------------------------------------------
 
 
-async def test_discovery_refuses_web_pages_and_forged_requests(sites: FakeSites, tmp_path: Path) -> None:
-    async with open_bridge(sites, tmp_path) as b, b.devtools() as dt:
+async def test_discovery_refuses_web_pages_and_forged_requests(sites: FakeSites, shared_bridge: OpenShared) -> None:
+    async with shared_bridge() as b, b.devtools() as dt:
         port = discovery_port(b)
         url = f"http://127.0.0.1:{port}/mcp-discovery"
         status, headers, body = http_get(port)
@@ -393,8 +396,8 @@ def hello(token: str, **over: Any) -> str:
 
 
 async def test_relay_handshake_rejects_bad_token_version_origin_and_silence(sites: FakeSites,
-                                                                            tmp_path: Path) -> None:
-    async with open_bridge(sites, tmp_path) as b:
+                                                                            shared_bridge: OpenShared) -> None:
+    async with shared_bridge() as b:
         before = (await linked_status(b))["extension"]
         info = discovery_info(b)
         ws_url, token = info["wsUrl"], info["token"]
@@ -424,9 +427,10 @@ async def test_relay_handshake_rejects_bad_token_version_origin_and_silence(site
 # --- 6. malformed and oversized frames -------------------------------------------------------------------------------
 
 
-async def test_malformed_and_oversized_frames_do_not_crash_the_relay(sites: FakeSites, tmp_path: Path) -> None:
+async def test_malformed_and_oversized_frames_do_not_crash_the_relay(
+        sites: FakeSites, shared_bridge: OpenShared) -> None:
     sites.chatgpt.set_next(**FAST)
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         await linked_status(b)
         info = discovery_info(b)
         replies: list[Any] = []
@@ -462,14 +466,14 @@ async def test_malformed_and_oversized_frames_do_not_crash_the_relay(sites: Fake
             assert r["type"] == "error" and r["id"] is None and r["error"]["code"] == "bad_frame", r
         st = await b.status()
         relay = find_actor(st, "relay")
-        assert relay["restarts"] == 0 and relay["state"] == "running", relay
-        assert find_actor(st, "mcp_front")["restarts"] == 0
+        assert b.restarts(st, "relay") == 0 and relay["state"] == "running", relay
+        assert b.restarts(st, "mcp_front") == 0
         # The real extension backs off (4409 told it it was replaced), then reconnects by itself; asks work again.
         await ask(b, "chatgpt", "After the storm: what is 3 plus 4?")
         st = await linked_status(b)
         log = b.log_text()
     assert st["extension"]["userAgent"] != "raw-test-client"
-    assert find_actor(st, "relay")["restarts"] == 0
+    assert b.restarts(st, "relay") == 0
     assert "replaces" in log and "crashed" not in log and "over the 4194304-byte limit" in log
 
 
@@ -547,10 +551,10 @@ async def test_console_drop_extension_then_it_reconnects(sites: FakeSites, tmp_p
 # --- 8. a tab closed under a command ---------------------------------------------------------------------------------
 
 
-async def test_tab_closed_mid_ask_then_snapshot_and_recovery(sites: FakeSites, tmp_path: Path) -> None:
+async def test_tab_closed_mid_ask_then_snapshot_and_recovery(sites: FakeSites, shared_bridge: OpenShared) -> None:
     sites.chatgpt.set_next(count=1, chunks=100, intervalMs=100, firstTokenMs=100)
     sites.chatgpt.set_next(append=True, **FAST)
-    async with open_bridge(sites, tmp_path) as b, b.devtools() as dt:
+    async with shared_bridge() as b, b.devtools() as dt:
         results: list[Any] = []
 
         async def long_ask() -> None:
@@ -656,10 +660,10 @@ async def test_launched_browser_outlives_an_idle_worker_thread(tmp_path: Path) -
 # --- 10. inspection tools --------------------------------------------------------------------------------------------
 
 
-async def test_snapshot_and_dom_inspection(sites: FakeSites, tmp_path: Path) -> None:
+async def test_snapshot_and_dom_inspection(sites: FakeSites, shared_bridge: OpenShared) -> None:
     sites.gemini.set_page(shape="2025")  # the spec's page, all in shadow roots: their inlining is checked below
     sites.gemini.set_next(**FAST)
-    async with open_bridge(sites, tmp_path) as b, b.devtools() as dt:
+    async with shared_bridge() as b, b.devtools() as dt:
         await linked_status(b)
         # No provider tab yet: a clear typed error, and inspection never opens a tab.
         for tool, args in (("take_cdp_snapshot", {"target": "gemini"}), ("get_page_dom", {"target": "gemini"})):

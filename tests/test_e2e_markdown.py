@@ -28,8 +28,9 @@ from typing import Any
 import pytest
 import trio
 
-from .e2e import Bridge, open_bridge, requires_chromium
+from .e2e import Bridge, requires_chromium
 from .fakesites.fixture import FakeSites
+from .shared_bridge import Lease, OpenShared
 
 pytestmark = [requires_chromium, pytest.mark.chromium]
 
@@ -112,7 +113,7 @@ def test_normalisation_is_only_what_is_documented() -> None:
     assert expected_for("x{{cite:N|https://n.example/a}}.", "gemini") == "x."
 
 
-async def ask_all(b: Bridge, site: str, control: Any, failures: list[str]) -> None:
+async def ask_all(b: Bridge | Lease, site: str, control: Any, failures: list[str]) -> None:
     tool = f"ask_{site}_web"
     control.set_answers(*({"text": path.read_text(encoding="utf-8"), **STREAM} for path in CORPUS))
     for path in CORPUS:
@@ -129,10 +130,10 @@ async def ask_all(b: Bridge, site: str, control: Any, failures: list[str]) -> No
             failures.append(f"{site} {path.name}:\n{diff}")
 
 
-async def test_corpus_answers_come_back_as_their_markdown(sites: FakeSites, tmp_path: Path) -> None:
+async def test_corpus_answers_come_back_as_their_markdown(sites: FakeSites, shared_bridge: OpenShared) -> None:
     assert len(CORPUS) >= 30
     failures: list[str] = []
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(ask_all, b, "chatgpt", sites.chatgpt, failures)
             nursery.start_soon(ask_all, b, "gemini", sites.gemini, failures)

@@ -15,6 +15,7 @@ import trio
 from .e2e import open_bridge, requires_chromium
 from .fakesites.fixture import FakeSites, SiteControl
 from .fakesites.scripting import answer_ref, default_answer
+from .shared_bridge import OpenShared
 
 pytestmark = [requires_chromium, pytest.mark.chromium]
 
@@ -38,13 +39,13 @@ def whole(question: str, answer: str) -> None:
 
 @pytest.mark.parametrize("shape", ["2026", "2025"])
 @pytest.mark.parametrize("provider", PROVIDERS)
-async def test_both_page_shapes_answer_by_the_sites_own_signal(sites: FakeSites, tmp_path: Path, provider: str,
-                                                               shape: str) -> None:
+async def test_both_page_shapes_answer_by_the_sites_own_signal(
+        sites: FakeSites, shared_bridge: OpenShared, provider: str, shape: str) -> None:
     site: SiteControl = getattr(sites, provider)
     site.set_page(shape=shape)
     site.set_next(**FAST)
     q = "Name 2 uses of a stack in 4 words."
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         sc = answered(await b.call(f"ask_{provider}_web", {"question": q}), q, provider)
     whole(q, sc["answer"])
     reason = sc["completion"]["reason"]
@@ -56,11 +57,11 @@ async def test_both_page_shapes_answer_by_the_sites_own_signal(sites: FakeSites,
 @pytest.mark.parametrize("lag_ms", [900, 4500])  # within, and past, the wait for the turn's own content
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_text_that_renders_after_the_stop_button_is_the_answer_never_the_disclaimer(
-        sites: FakeSites, tmp_path: Path, provider: str, lag_ms: int) -> None:
+        sites: FakeSites, shared_bridge: OpenShared, provider: str, lag_ms: int) -> None:
     site: SiteControl = getattr(sites, provider)
     site.set_next(renderLagMs=lag_ms, **FAST)
     q = "Name 3 HTTP methods in 2 words each."
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         sc = answered(await b.call(f"ask_{provider}_web", {"question": q}), q, provider)
     whole(q, sc["answer"])
     assert sc["completion"]["extractedBy"] == "content"
@@ -93,24 +94,25 @@ async def test_a_deleted_conversation_is_known_at_once_and_the_ask_moves_to_a_ne
 
 # The fakes' defaults (July 2026 pickers): ChatGPT's pill on GPT-5.6 Sol, Gemini's picker on Flash.
 @pytest.mark.parametrize("provider, model", [("chatgpt", "gpt-5-6-sol"), ("gemini", "Flash")])
-async def test_the_result_names_the_model_that_answered(sites: FakeSites, tmp_path: Path, provider: str,
+async def test_the_result_names_the_model_that_answered(sites: FakeSites, shared_bridge: OpenShared, provider: str,
                                                         model: str) -> None:
     site: SiteControl = getattr(sites, provider)
     site.set_next(**FAST)
     q = "What is 6 times 9?"
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         sc = answered(await b.call(f"ask_{provider}_web", {"question": q}), q, provider)
     assert sc["model"] == model
 
 
-async def test_a_deep_research_report_is_read_whole_with_its_citations(sites: FakeSites, tmp_path: Path) -> None:
+async def test_a_deep_research_report_is_read_whole_with_its_citations(
+        sites: FakeSites, shared_bridge: OpenShared) -> None:
     report = ("# Deep research 2026\n\nAgents browse the web{{cite:OpenAI|https://platform.openai.com/docs/deep}} "
               "and write reports{{cite:Google|https://blog.google/gemini-deep-research}}.\n\n"
               "## Comparison\n\n| Tool | Year |\n| --- | --- |\n| A | 2025 |\n| B | 2026 |\n\n"
               "```python\nprint('report')\n```\n\nThat is all.")
     sites.gemini.set_next(deepResearch=True, text=report, **FAST)
     q = "Research 2 deep research tools."
-    async with open_bridge(sites, tmp_path) as b:
+    async with shared_bridge() as b:
         res = await b.call("ask_gemini_web", {"question": q})
     assert not res.is_error, res.content[0].text
     sc = res.structured_content
@@ -123,16 +125,17 @@ async def test_a_deep_research_report_is_read_whole_with_its_citations(sites: Fa
     assert answer.rstrip().endswith("That is all.")
 
 
+@pytest.mark.bridge_env(AI_BRIDGE_STALL_S="1.5")
 @pytest.mark.parametrize("provider", PROVIDERS)
-async def test_a_stalled_ask_whose_turns_load_after_15_s_is_never_sent_twice(sites: FakeSites, tmp_path: Path,
-                                                                             provider: str) -> None:
+async def test_a_stalled_ask_whose_turns_load_after_15_s_is_never_sent_twice(
+        sites: FakeSites, shared_bridge: OpenShared, provider: str) -> None:
     """Issue 26: a stalled ask is retried, and the conversation shows its earlier turns only after 15 s (past the
     10 s a first attempt waits). The retry waits for them, finds the question and reads its answer: one question
     in the site's log, the answer delivered."""
     site: SiteControl = getattr(sites, provider)
     site.set_next(count=1, stuck=True, **FAST)  # the page hangs; the site finished (a reload shows the answer)
     q = "What is 7 plus 8?"
-    async with open_bridge(sites, tmp_path, env={"AI_BRIDGE_STALL_S": "1.5"}) as b:
+    async with shared_bridge() as b:
         async with trio.open_nursery() as nursery:
             async def slow_reloads() -> None:  # from the first answer on, every page load shows its turns late
                 with trio.fail_after(30):

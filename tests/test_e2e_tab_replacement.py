@@ -5,22 +5,23 @@ pick the same tab again and again. Real `ai-bridge serve`, real headless Chromiu
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-from .e2e import open_bridge, requires_chromium
+from .e2e import requires_chromium
 from .fakesites.fixture import FakeSites, SiteControl
+from .shared_bridge import OpenShared
 from .test_e2e_asks import failed
 from .test_e2e_link import FAST, ask
 
 pytestmark = [requires_chromium, pytest.mark.chromium]
 
 
-async def test_after_a_site_error_the_next_ask_takes_a_fresh_tab(sites: FakeSites, tmp_path: Path) -> None:
+@pytest.mark.bridge_env(AI_BRIDGE_STALL_S="2")
+async def test_after_a_site_error_the_next_ask_takes_a_fresh_tab(sites: FakeSites, shared_bridge: OpenShared) -> None:
     site: SiteControl = sites.chatgpt
     site.set_next(siteError=True, errorAfterChunks=2, **FAST)
-    async with open_bridge(sites, tmp_path, env={"AI_BRIDGE_STALL_S": "2"}) as b:
+    async with shared_bridge() as b:
         res = await b.call("ask_chatgpt_web", {"question": "Explain 2 kinds of caches."})
         site.set_next(**FAST)
         sc = await ask(b, "chatgpt", "What is 3 plus 4?")

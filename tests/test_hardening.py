@@ -224,6 +224,9 @@ async def test_a_restarted_discovery_actor_gets_its_pinned_port_back(tmp_path: P
 async def test_a_busy_pinned_port_is_one_line_and_exit_1(server_env: dict[str, str]) -> None:
     port = SHARED.discovery_ports.start + 5
     holder = socket.socket()
+    # Another program listening there. (SO_REUSEADDR: a connection an earlier test left in TIME_WAIT on this port,
+    # test_hardening's pinned-port restart makes one on purpose, must not stop the holder itself.)
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     holder.bind(("127.0.0.1", port))
     holder.listen(1)
     try:

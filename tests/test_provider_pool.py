@@ -37,9 +37,9 @@ from actors.protocol.session_store import (
     SessionEntry,
     SessionStoreRequest,
 )
-from actors.provider.sites import chatgpt, gemini
 from actors.provider.asking import Asker
 from actors.provider.schedule import Lane, Schedule
+from actors.provider.sites import chatgpt, gemini
 from actors.provider.tab import AskMemo
 from actors.provider.table import ProviderTable
 from supervisor import config as cfgmod

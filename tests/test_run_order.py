@@ -83,3 +83,21 @@ def test_a_test_without_figures_is_guessed_by_its_kind() -> None:
     assert planned_cost(FakeItem("long", ("slow",)), known) == (40.0, 0.1)  # type: ignore[arg-type]
     assert planned_cost(FakeItem("new", ("chromium",)), known) == (5.0, 0.4)  # type: ignore[arg-type]
     assert planned_cost(FakeItem("unit"), known) == (0.05, 1.0)  # type: ignore[arg-type]
+
+
+def test_a_group_goes_out_whole_where_the_plan_puts_it(monkeypatch: Any) -> None:
+    """Tests that share a bridge (`shared_groups`) are planned as one: consecutive in the order, as one worker runs
+    them, with the group's start counted once."""
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    known = suite()
+    for i in range(12):
+        known[f"shared{i}"] = (3.0, 0.3)
+    items = [FakeItem(k) for k in sorted(known)]
+    groups = {id(i): "g" + str(int(i.nodeid[6:]) % 2) for i in items if i.nodeid.startswith("shared")}
+    order = [i.nodeid for i in run_order(items, known, 7, groups)]  # type: ignore[arg-type]
+    assert sorted(order) == sorted(known)
+    for g in ("g0", "g1"):
+        at = [n for n, nodeid in enumerate(order) if nodeid.startswith("shared") and int(nodeid[6:]) % 2 == int(g[1])]
+        assert at == list(range(at[0], at[0] + 6)), (g, at)
+    # 6 x 3 s and a start: longer than any single end-to-end test, so out before them.
+    assert order.index("shared0") < order.index("e2e79") and order.index("shared1") < order.index("e2e79")
