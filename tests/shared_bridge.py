@@ -185,6 +185,12 @@ class Lease:
             f.seek(self._log_start)
             return f.read().decode(errors="replace")
 
+    def whole_log_text(self) -> str:
+        """Everything the server wrote on stderr and to its log file since it started (what happened before this
+        lease too: the extension's first connection, say), for checks that hold for the server's whole life."""
+        with open(self._bridge.stderr_path, "rb") as f, open(self._log_file(), "rb") as g:
+            return (f.read() + g.read()).decode(errors="replace")
+
     def log_file_text(self) -> str:
         """What the server wrote to its log file (<state-dir>/ai-bridge.log) during this lease."""
         with open(self._log_file(), "rb") as f:

@@ -226,3 +226,40 @@ async def test_a_client_silent_for_5_s_after_the_upgrade_is_closed_with_4408(
     assert await relay._hello(ws) is None  # type: ignore[arg-type]
     assert ws.closed == (SHARED.close.hello_timeout, "no hello in time") == (4408, "no hello in time")
     assert trio.current_time() - t0 == 5.0
+
+
+class _OtherUsersRequest:
+    """A WebSocket upgrade from another local user's process, as if it got past the accept gate (peergate.py): the
+    relay's own check must refuse it before reading anything it sent."""
+
+    class _Addr:
+        address, port = "127.0.0.1", 40000
+
+    remote = local = _Addr()
+    rejected: int | None = None
+
+    @property
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        raise AssertionError("read the request of another user's process")
+
+    async def reject(self, status: int, *, body: bytes = b"") -> None:
+        self.rejected = status
+
+
+@pytest.mark.parametrize("same", [False, True])
+async def test_a_websocket_from_another_users_process_is_refused_before_its_request_is_read(
+        monkeypatch: pytest.MonkeyPatch, same: bool) -> None:
+    """The second check behind the accept gate (docs/security.md): the peer's uid, not the request, decides."""
+    from actors.relay import actor
+    from supervisor.pairing import KEY_BYTES, PairingKey
+
+    monkeypatch.setattr(actor, "same_user", lambda remote, local: same)
+    relay = actor.Relay(extension_origin=SHARED.extension_origin, allow_faults=False,
+                        key=PairingKey(b"k" * KEY_BYTES))
+    req = _OtherUsersRequest()
+    if same:  # our own user's process: its request is read (here, the fake's headers refuse to be)
+        with pytest.raises(AssertionError, match="read the request"):
+            await relay._handle(req)  # type: ignore[arg-type]
+    else:
+        await relay._handle(req)  # type: ignore[arg-type]
+        assert req.rejected == 403
