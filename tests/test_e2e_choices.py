@@ -99,6 +99,37 @@ async def test_chatgpt_models_effort_and_tools_in_both_pickers(sites: FakeSites,
         assert res.structured_content["model"] == "gpt-5-2-thinking"
         assert last(site)["tools"] == ["web search"]
 
+        # Deep Research: its "+" menu row, confirmed by its pill, then the question once. The turn is only a
+        # cross-origin frame (the sandbox host): its plan is started ("Start", long before its 60 s countdown), and
+        # the answer is the whole report after its heading, as markdown with its links: never the plan, the progress
+        # lines (one reads like an answer) or the counter lines, and never before the report finished rendering.
+        site.control({"page": {}})
+        report = ("# Tidal mills\n\nA mill stored the tide in a pond{{cite:Mills|https://example.org/mills}} and "
+                  "ground on the ebb.\n\n## Why they died out\n\n- steam engines\n- silted ponds\n\nThat is all.")
+        site.set_next(text=report, researchMs=1200, firstTokenMs=80)
+        q = "Research how tidal mills ground grain."
+        res = await b.call("ask_chatgpt_web", {"question": q, "tools": ["deep research"], "new_chat": True,
+                                               "timeout_s": 120})
+        assert not res.is_error, res.content[0].text
+        out = res.structured_content
+        assert out["chosen"]["tools"] == ["deep research"] and out["completion"]["extractedBy"] == "research frame"
+        assert out["answer"].startswith("# Tidal mills") and out["answer"].rstrip().endswith("That is all."), out
+        assert "[Mills](https://example.org/mills)" in out["answer"] and "- silted ponds" in out["answer"]
+        for noise in ("Deep research report", "citations", "sources", "Researching", "Plan starts", "probably"):
+            assert noise not in out["answer"], (noise, out["answer"])
+        asked = last(site)
+        assert (asked["tools"], asked["researchStarted"], asked["researchStartedBy"]) == (
+            ["deep research"], True, "button")
+        assert [e["question"] for e in site.log()].count(q) == 1
+
+        # The page ignores the row's click: no pill, so nothing is sent.
+        sends = site.full_log()["sends"]
+        site.control({"page": {"pickerIgnoresClicks": True}})
+        err = error_of(await b.call("ask_chatgpt_web", {"question": "Research tides.", "tools": ["deep research"],
+                                                        "new_chat": True, "timeout_s": 60}))
+        assert err["code"] == "choice_unverified" and "tool 'deep research'" in err["message"], err
+        assert site.full_log()["sends"] == sends
+
 
 async def test_gemini_models_extended_thinking_and_tools(sites: FakeSites, shared_bridge: OpenShared) -> None:
     site = sites.gemini

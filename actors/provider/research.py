@@ -182,12 +182,13 @@ class TabFrames:
         self.worlds: dict[str, int] = {}  # session id -> our world's context id there
 
     async def target(self) -> str | None:
-        tab, sels = self.page.tab, list(self.page.t.selectors.get("researchFrame", ()))
+        tab, sels = self.page.tab, [*self.page.t.selectors.get("researchFrame", ())]
+        wanted: list[JSON] = list(sels)
         if self.page.context_id is None or not sels:
             return None
         got = await tab.send("Runtime.callFunctionOn", {
             "functionDeclaration": LAST_FRAME, "executionContextId": self.page.context_id,
-            "arguments": [{"value": sels}], "returnByValue": False})
+            "arguments": [{"value": wanted}], "returnByValue": False})
         result = got.get("result")
         object_id = result.get("objectId") if isinstance(result, dict) else None
         if not isinstance(object_id, str):
