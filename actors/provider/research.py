@@ -71,7 +71,7 @@ def frame_host_allowed(provider: str, tab_url: str, url: str) -> bool:
     if site is None or f"{tab.scheme}://{tab.netloc}" not in site.origins:
         return False
     host = (u.hostname or "").lower()
-    return (u.scheme == "https" and port is None and not u.username and not u.password and ":" not in u.netloc
+    return (u.scheme == "https" and port in (None, 443) and not u.username and not u.password
             and any(host == h or host.endswith("." + h) for h in site.frame_hosts))
 
 
