@@ -22,7 +22,15 @@ from actors.protocol.provider import AskPhase
 from actors.provider import drift
 from actors.provider.choices import _tool_on
 from actors.provider.page import BadPageReport
-from actors.provider.research import Frame, FrameReport, FrameStatus, Research, frame_host_allowed, report_body
+from actors.provider.research import (
+    Frame,
+    FrameReport,
+    FrameStatus,
+    Research,
+    TabFrames,
+    frame_host_allowed,
+    report_body,
+)
 from actors.provider.sites import chatgpt
 from supervisor.errors import AnswerIncomplete, BadExtensionReply, CdpError, ResearchUnreadable
 
@@ -290,3 +298,43 @@ async def test_the_flow_reads_the_frame_for_a_research_ask(autojump_clock: trio.
     assert out.answer == REPORT_MD and out.extracted_by == "research frame"
     assert page.submitted == ["Research tidal mills."]
     assert AskPhase.THINKING in r.progress and not out.warnings
+
+
+async def test_an_ordinary_answer_instead_of_research_says_so(autojump_clock: trio.testing.MockClock) -> None:
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery)
+        r = make_flow(page, T, "Research tidal mills.")
+        r.flow.research, r.flow.frames = True, FakeFrames()
+        out = await r.flow.run()
+        nursery.cancel_scope.cancel()
+    assert out.answer == "Answer 42 for you." and [w.code for w in out.warnings] == ["research_not_started"]
+
+
+class StubTab:
+    def __init__(self, frames: list[JSON]) -> None:
+        self.listed = frames
+
+    async def frames(self, *, timeout_s: float) -> list[JSON]:
+        await trio.lowlevel.checkpoint()
+        return self.listed
+
+
+class StubPage:
+    def __init__(self, url: str, frames: list[JSON]) -> None:
+        self.tab, self.t, self.to, self.url = StubTab(frames), T, T.timeouts, url
+
+    async def current(self) -> Any:
+        await trio.lowlevel.checkpoint()
+        return ps(url=self.url)
+
+
+async def test_the_server_keeps_only_the_frames_its_mirror_allows() -> None:
+    """The extension lists only its site's frame hosts; a listing that holds another (a broken or older extension)
+    is filtered again on the server, and a malformed one is a typed error."""
+    good = {"sessionId": "S1", "frameId": "F1", "url": f"https://{SANDBOX}/?app=chatgpt"}
+    bad = {"sessionId": "S2", "frameId": "F2", "url": "https://evil.example/"}
+    frames = TabFrames(StubPage("https://chatgpt.com/c/1", [bad, good]))  # type: ignore[arg-type]
+    assert await frames.sessions() == [Frame("S1", "F1", good["url"])]
+    assert await TabFrames(StubPage("https://gemini.google.com/app/1", [good])).sessions() == []  # type: ignore[arg-type]
+    with pytest.raises(BadExtensionReply):
+        await TabFrames(StubPage("https://chatgpt.com/c/1", [{"sessionId": 3}])).sessions()  # type: ignore[arg-type]
