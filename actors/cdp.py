@@ -145,9 +145,15 @@ class CdpTab:
             params["policy"] = self.policy
         return params
 
-    async def send(self, method: str, params: JSONObject | None = None, *, timeout_s: float = 30.0) -> JSONObject:
+    async def send(self, method: str, params: JSONObject | None = None, *, timeout_s: float = 30.0,
+                   session: str | None = None) -> JSONObject:
+        """One CDP command; `session`: to that cross-site frame's child session instead of the tab's (the extension
+        allows a provider only its site's frame hosts and a few methods there, docs/security.md)."""
+        cdp: JSONObject = dict(params or {})
+        if session is not None:
+            cdp["aibSession"] = session
         return await self.relay.call(
-            ExtCommand("cdp.send", self._params({"method": method, "params": params or {}}), timeout_s),
+            ExtCommand("cdp.send", self._params({"method": method, "params": cdp}), timeout_s),
             timeout=timeout_s + 5,
         )
 
@@ -181,13 +187,13 @@ class CdpTab:
         return _value(await self.send("Runtime.evaluate", params, timeout_s=timeout_s))
 
     async def call(self, function: str, *args: JSON, context_id: int, timeout_s: float = 30.0,
-                   await_promise: bool = False) -> JSON:
+                   await_promise: bool = False, session: str | None = None) -> JSON:
         """`Runtime.callFunctionOn`: run a page-script function with JSON arguments passed as values, never spliced
         into source (a question with quotes or backticks is just data)."""
         params: JSONObject = {"functionDeclaration": function, "executionContextId": context_id,
                               "arguments": [{"value": a} for a in args], "returnByValue": True,
                               "awaitPromise": await_promise}
-        return _value(await self.send("Runtime.callFunctionOn", params, timeout_s=timeout_s))
+        return _value(await self.send("Runtime.callFunctionOn", params, timeout_s=timeout_s, session=session))
 
     async def subscribe(self, methods: tuple[str, ...], sink: trio.MemorySendChannel[TabEvent]) -> None:
         await self.relay.call(Subscribe(self.tab_id, methods, sink), timeout=10)

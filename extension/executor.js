@@ -13,7 +13,7 @@
 // requests are intercepted here (Fetch) and those to a host outside the policy are blocked before they are sent.
 
 import { GENERAL_STRING_MAX_CHARS, capEvent, capString } from './limits.js';
-import { fileHostAllowed, isBlankUrl, parsePolicy, policyHost, urlAllowed } from './policy.js';
+import { fileHostAllowed, frameHostAllowed, isBlankUrl, parsePolicy, policyHost, urlAllowed } from './policy.js';
 import SHARED from './shared.js';
 
 /** An error with a protocol error code; anything else thrown by a handler is reported as `internal`. */
@@ -67,6 +67,10 @@ const MAX_FRAMES = 64;
 const FRAME_METHODS = new Set(['Runtime.evaluate', 'Runtime.callFunctionOn', 'Page.createIsolatedWorld',
   'Page.getFrameTree', 'DOM.getFrameOwner', 'DOM.resolveNode', 'DOM.setFileInputFiles']);
 const AUTO_ATTACH = { autoAttach: true, waitForDebuggerOnStart: false, flatten: true };
+// A provider tab's cross-site frames (issue 34: ChatGPT's Deep Research report): only frames on its provider's
+// frameHosts (shared.js) keep a child session, one level deep, and get only these: a world of our own, and our page
+// script run in it (to read the report and press the plan's start button). Nothing else reaches such a frame.
+const PROVIDER_FRAME_METHODS = new Set(['Page.createIsolatedWorld', 'Runtime.evaluate', 'Runtime.callFunctionOn']);
 
 /** Provider origins, plus the commanding server's own self-test page (exact origin, path prefix /selftest). */
 export function siteAllowed(url, selfTestUrl) {
@@ -144,6 +148,7 @@ export class Executor {
     for (const [tabId, lease] of this.leases) {
       if (lease.conn !== conn) continue;
       this.leases.delete(tabId);
+      lease.children?.clear();  // the tab's detach below ends its frames' child sessions with it
       // Detach so the tab is free for the server's next connection (it would otherwise get tab_busy / "already
       // attached"). Failures only mean it is already gone.
       lease.ready.then(() => chrome.debugger.detach({ tabId })).catch(() => {});
@@ -323,6 +328,28 @@ export class Executor {
     await chrome.debugger.sendCommand(target, 'Target.setAutoAttach', AUTO_ATTACH).catch(() => {});
   }
 
+  /** A provider lease's frames on its site's frame hosts (issue 34), each {sessionId, frameId, url}. The first call
+   * turns on auto-attach for the tab (frames then attach as they come, and the others are let go at once): a
+   * frame that shows up later is listed by a later call. */
+  async _providerFrames(conn, tabId) {
+    const lease = await this._myLease(conn, tabId, null);
+    if (!siteAllowed(lease.url, conn.selfTestUrl)) {
+      throw new CommandError('site_not_allowed', `tab ${tabId} is not on the site allowlist: ${lease.url}`);
+    }
+    lease.autoAttach ??= chrome.debugger.sendCommand({ tabId }, 'Target.setAutoAttach', AUTO_ATTACH);
+    try {
+      await lease.autoAttach;
+    } catch (e) {
+      lease.autoAttach = null;  // the next call tries again
+      throw new CommandError('cdp_error', String(e?.message ?? e));
+    }
+    const frames = [];
+    for (const [sessionId, c] of lease.children) {
+      if (c.url && frameHostAllowed(SHARED.providers, lease.url, c.url)) frames.push({ sessionId, frameId: c.targetId, url: c.url });
+    }
+    return { frames };
+  }
+
   /** A child session of the lease (an out-of-process frame), or a typed error when it is gone. */
   _child(lease, sessionId) {
     const child = lease.children?.get(sessionId);
@@ -361,8 +388,11 @@ export class Executor {
     if (method === 'Target.targetInfoChanged') {
       // A frame is attached before its first commit (no URL yet); this says where it is, at every commit.
       const info = params.targetInfo ?? {};
-      for (const c of lease?.children?.values() ?? []) {
-        if (c.targetId === info.targetId && typeof info.url === 'string') c.url = capString(info.url);
+      for (const [sid, c] of lease?.children ?? []) {
+        if (c.targetId === info.targetId && typeof info.url === 'string') {
+          c.url = capString(info.url);
+          this._dropForeignFrame(lease, sid, c);
+        }
       }
       return;
     }
@@ -371,8 +401,11 @@ export class Executor {
     const child = { tabId: source.tabId, sessionId };
     const up = parent === null ? null : lease?.children?.get(parent);
     const depth = up ? up.depth + 1 : 1;
-    if (lease?.kind !== 'general' || targetInfo.type !== 'iframe' || (parent !== null && !up)
-        || depth > MAX_FRAME_DEPTH || lease.children.size >= MAX_FRAMES) {
+    const provider = lease?.kind === 'provider';
+    const maxDepth = provider ? 1 : MAX_FRAME_DEPTH;
+    if (!lease || targetInfo.type !== 'iframe' || (parent !== null && !up) || depth > maxDepth
+        || lease.children.size >= MAX_FRAMES
+        || (provider && targetInfo.url && !frameHostAllowed(SHARED.providers, lease.url, targetInfo.url))) {
       // A worker, a frame too deep, or no lease of ours: let it run unobserved.
       chrome.debugger.sendCommand({ tabId: source.tabId, ...(parent ? { sessionId: parent } : {}) },
         'Target.detachFromTarget', { sessionId }).catch(() => {});
@@ -380,10 +413,19 @@ export class Executor {
     }
     lease.children.set(sessionId, {
       targetId: String(targetInfo.targetId ?? ''), url: capString(String(targetInfo.url ?? '')), parent, depth,
+      tabId: source.tabId,
     });
     // Page events keep its URL current at every commit; its own cross-site frames attach below it.
     chrome.debugger.sendCommand(child, 'Page.enable').catch(() => {});
-    if (depth < MAX_FRAME_DEPTH) chrome.debugger.sendCommand(child, 'Target.setAutoAttach', AUTO_ATTACH).catch(() => {});
+    if (depth < maxDepth) chrome.debugger.sendCommand(child, 'Target.setAutoAttach', AUTO_ATTACH).catch(() => {});
+  }
+
+  /** A provider tab keeps a frame's child session only while the frame is on its provider's frame hosts: a frame
+   * attached before its first commit is let go as soon as it commits anywhere else. */
+  _dropForeignFrame(lease, sessionId, child) {
+    if (lease.kind !== 'provider' || !child.url || frameHostAllowed(SHARED.providers, lease.url, child.url)) return;
+    lease.children.delete(sessionId);
+    chrome.debugger.sendCommand({ tabId: child.tabId }, 'Target.detachFromTarget', { sessionId }).catch(() => {});
   }
 
   /** An event of a frame's session: only its commits are used (its URL for the policy). */
@@ -391,7 +433,10 @@ export class Executor {
     const child = lease?.children?.get(source.sessionId);
     if (!child || method !== 'Page.frameNavigated') return;
     const frame = params.frame ?? {};
-    if (frame.id === child.targetId) child.url = capString(String(frame.unreachableUrl || frame.url || ''));
+    if (frame.id === child.targetId) {
+      child.url = capString(String(frame.unreachableUrl || frame.url || ''));
+      this._dropForeignFrame(lease, source.sessionId, child);
+    }
   }
 
   /** The origin of the tab's about:blank document, read in a world of our own (the page cannot fake it there). */
@@ -807,6 +852,7 @@ const HANDLERS = {
     if (!lease) return {};
     this._sameKind(lease, policy);
     this.leases.delete(tabId);
+    lease.children?.clear();  // detaching the tab ends its frames' child sessions
     try {
       await lease.ready;
       await chrome.debugger.detach({ tabId });
@@ -821,8 +867,9 @@ const HANDLERS = {
     const policy = policyOf(params);
     const command = cdpCommand(params);
     const { method, params: cdpParams, guard, session } = command;
-    if ((guard || session !== null) && !policy) {
-      throw new CommandError('bad_params', 'a guard or a frame session is a general-tool command: it needs a policy');
+    if (guard && !policy) throw new CommandError('bad_params', 'a guard is a general-tool command: it needs a policy');
+    if (session !== null && !policy && !PROVIDER_FRAME_METHODS.has(method)) {
+      throw new CommandError('method_not_allowed', `not allowed in a provider's frame: ${method}`);
     }
     if (!(policy ? GENERAL_CDP_METHODS : CDP_METHODS).has(method)) {
       throw new CommandError('method_not_allowed', `CDP method not allowed: ${method}`);
@@ -831,6 +878,17 @@ const HANDLERS = {
     if (policy) {
       lease.policy = policy;
       return this._sendGeneral(lease, tabId, command, policy);
+    }
+    if (session !== null) {
+      // A provider's frame (issue 34): the tab on its site, the frame (at its last commit) on the site's frame hosts.
+      const child = this._child(lease, session);
+      if (!siteAllowed(lease.url, conn.selfTestUrl)) {
+        throw new CommandError('site_not_allowed', `tab ${tabId} is not on the site allowlist: ${lease.url}`);
+      }
+      if (!frameHostAllowed(SHARED.providers, lease.url, child.url)) {
+        throw new CommandError('site_not_allowed', `not a frame host of this site: ${String(child.url).slice(0, 200)}`);
+      }
+      return this._send(tabId, method, cdpParams, session);
     }
     // The tab may have navigated since the attach: check where it is now, and where it is being sent.
     if (!siteAllowed(lease.url, conn.selfTestUrl)) {
@@ -872,7 +930,7 @@ const HANDLERS = {
   async 'debugger.frames'(conn, params) {
     const tabId = tabIdOf(params);
     const policy = policyOf(params);
-    if (!policy) throw new CommandError('bad_params', 'debugger.frames is a general-tool command: it needs a policy');
+    if (!policy) return this._providerFrames(conn, tabId);
     const lease = await this._myLease(conn, tabId, policy);
     lease.policy = policy;
     await this._checkGeneral(lease, tabId, 'Page.getFrameTree', {}, policy);

@@ -66,20 +66,43 @@ export function urlAllowed(policy, url) {
   return host !== null && hostAllowed(policy, host);
 }
 
+/** The host of an https URL on the default port without user info, in lower case (null for any other URL). */
+function httpsHost(url) {
+  let u;
+  try {
+    u = new URL(url);
+  } catch {
+    return null;
+  }
+  if (u.protocol !== 'https:' || u.username || u.password || u.port) return null;
+  return u.hostname.toLowerCase();
+}
+
+/** The provider (as shared.js has it) whose site a tab on `tabUrl` shows, or null. */
+function siteOf(providers, tabUrl) {
+  let tab;
+  try {
+    tab = new URL(tabUrl);
+  } catch {
+    return null;
+  }
+  return Object.values(providers).find((p) => p.origins.includes(tab.origin)) ?? null;
+}
+
+const onHosts = (host, hosts) => host !== null && (hosts || []).some((h) => host === h || host.endsWith('.' + h));
+
 /** Whether a provider tab on `tabUrl` may load `url` as an answer's file (issue 35): https on the default port, on
  * its provider's file hosts (`providers` as shared.js has them) or a subdomain of one. The server checks the same
  * (actors/provider/files_back.py). */
 export function fileHostAllowed(providers, tabUrl, url) {
-  let tab;
-  let u;
-  try {
-    tab = new URL(tabUrl);
-    u = new URL(url);
-  } catch {
-    return false;
-  }
-  if (u.protocol !== 'https:' || u.username || u.password || u.port) return false;
-  const host = u.hostname.toLowerCase();
-  const site = Object.values(providers).find((p) => p.origins.includes(tab.origin));
-  return !!site && (site.fileHosts || []).some((h) => host === h || host.endsWith('.' + h));
+  const site = siteOf(providers, tabUrl);
+  return !!site && onHosts(httpsHost(url), site.fileHosts);
+}
+
+/** Whether a provider tab on `tabUrl` may read a cross-site frame at `url` through a child session (issue 34: the
+ * report of ChatGPT's Deep Research): https on the default port, on its provider's frame hosts or a subdomain of one.
+ * The server checks the same (actors/provider/frames.py). */
+export function frameHostAllowed(providers, tabUrl, url) {
+  const site = siteOf(providers, tabUrl);
+  return !!site && onHosts(httpsHost(url), site.frameHosts);
 }

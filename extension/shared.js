@@ -3,6 +3,9 @@
 // (A JSON module import would be simpler, but Chrome does not keep it for a service worker it restarts.)
 // fileHosts: where a provider tab may load an answer's generated images and files from (Network.loadNetworkResource,
 // issue 35): the host itself or a subdomain of it, over https.
+// frameHosts: the hosts of the cross-site frames a provider tab may read through a child session of its debugger
+// (issue 34: ChatGPT's Deep Research runs in a frame on connector-openai-deep-research.web-sandbox.oaiusercontent.com,
+// NX capture deep-research-2026-07.html): the host itself or a subdomain of it, over https.
 export default Object.freeze(/*JSON*/{
   "protocolVersion": 1,
   "extensionId": "dehbpnglmiedeaaddfipmnmhmblajpci",
@@ -47,6 +50,9 @@ export default Object.freeze(/*JSON*/{
       "fileHosts": [
         "chatgpt.com",
         "oaiusercontent.com"
+      ],
+      "frameHosts": [
+        "web-sandbox.oaiusercontent.com"
       ]
     },
     "gemini": {

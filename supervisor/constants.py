@@ -28,6 +28,7 @@ class ProviderSite:
     title: str
     origins: tuple[str, ...]
     file_hosts: tuple[str, ...] = ()  # where its answers' images and files may be loaded from (and subdomains)
+    frame_hosts: tuple[str, ...] = ()  # the cross-site frames its tab may read through child sessions (issue 34)
 
 
 @attrs.frozen
@@ -62,7 +63,8 @@ def _load() -> Shared:
                          hello_timeout=cc["helloTimeout"], replaced=cc["replaced"]),
         server_ping_interval_s=raw["serverPingIntervalMs"] / 1000,
         providers=tuple(ProviderSite(name, p["title"], tuple(p["origins"]),
-                                       tuple(p.get("fileHosts", ()))) for name, p in raw["providers"].items()),
+                                       tuple(p.get("fileHosts", ())), tuple(p.get("frameHosts", ())))
+                        for name, p in raw["providers"].items()),
         general_cdp_methods=frozenset(raw["generalCdpMethods"]),
     )
 

@@ -256,6 +256,13 @@ class AnswerIncomplete(ProviderError):
     code = "answer_incomplete"
 
 
+class ResearchUnreadable(ProviderError):
+    """A Deep Research report that runs in a frame of its own (ChatGPT) could not be read: the frame went away or its
+    debugger session failed. The research may still be running on the site: its question is never sent again."""
+
+    code = "research_unreadable"
+
+
 class SendUnconfirmed(ProviderError):
     """A retry could not tell whether the earlier attempt's question reached the conversation, so it did not send
     it again (a second paid message is worse than an error)."""

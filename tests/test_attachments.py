@@ -140,7 +140,7 @@ def test_the_ask_tools_take_files_and_each_sites_choices() -> None:
     gemini = GeminiAskArgs.tool_schema()["properties"]
     assert set(chatgpt) >= {"files", "attach", "dry_run", "model", "effort", "tools"} and "mode" not in chatgpt
     assert set(gemini) >= {"model", "effort", "tools"} and "mode" not in gemini  # still taken, not advertised
-    assert chatgpt["tools"]["items"]["const"] == "web search"  # its Deep Research frame cannot be read yet
+    assert chatgpt["tools"]["items"]["enum"] == ["deep research", "web search"]  # its report is read in its frame
     assert gemini["tools"]["items"]["enum"] == ["deep research", "deep think", "canvas"]
     both = BothAskArgs.tool_schema()["properties"]
     assert {"chatgpt", "gemini"} <= set(both) and not {"model", "mode"} & set(both)

@@ -34,6 +34,18 @@ def error_of(res: Any) -> dict[str, Any]:
     return res.structured_content["error"]  # type: ignore[no-any-return]
 
 
+async def deep_research(b: Any, site: SiteControl, tool: str, q: str, report: str, **script: Any) -> dict[str, Any]:
+    """A Deep Research ask in a new chat of a fresh page: its tool confirmed, its question sent once; its result."""
+    site.control({"page": {}})
+    site.set_next(text=report, **script)
+    res = await b.call(tool, {"question": q, "tools": ["deep research"], "new_chat": True, "timeout_s": 120})
+    assert not res.is_error, res.content[0].text
+    out: dict[str, Any] = res.structured_content
+    assert out["chosen"]["tools"] == ["deep research"]
+    assert [e["question"] for e in site.log()].count(q) == 1  # one question; the plan's start is not another
+    return out
+
+
 async def test_chatgpt_models_effort_and_tools_in_both_pickers(sites: FakeSites, shared_bridge: OpenShared) -> None:
     site = sites.chatgpt
     async with shared_bridge() as b:
@@ -99,6 +111,31 @@ async def test_chatgpt_models_effort_and_tools_in_both_pickers(sites: FakeSites,
         assert res.structured_content["model"] == "gpt-5-2-thinking"
         assert last(site)["tools"] == ["web search"]
 
+        # Deep Research: its "+" menu row, confirmed by its pill, then the question once. The turn is only a
+        # cross-origin frame (the sandbox host): its plan is started ("Start", long before its 60 s countdown), and
+        # the answer is the whole report after its heading, as markdown with its links: never the plan, the progress
+        # lines (one reads like an answer) or the counter lines, and never before the report finished rendering.
+        report = ("# Tidal mills\n\nA mill stored the tide in a pond{{cite:Mills|https://example.org/mills}} and "
+                  "ground on the ebb.\n\n## Why they died out\n\n- steam engines\n- silted ponds\n\nThat is all.")
+        out = await deep_research(b, site, "ask_chatgpt_web", "Research how tidal mills ground grain.", report,
+                                  researchMs=1200, firstTokenMs=80)
+        assert out["completion"]["extractedBy"] == "research frame"
+        assert out["answer"].startswith("# Tidal mills") and out["answer"].rstrip().endswith("That is all."), out
+        assert "[Mills](https://example.org/mills)" in out["answer"] and "- silted ponds" in out["answer"]
+        for noise in ("Deep research report", "citations", "sources", "Researching", "Plan starts", "probably"):
+            assert noise not in out["answer"], (noise, out["answer"])
+        asked = last(site)
+        assert (asked["tools"], asked["researchStarted"], asked["researchStartedBy"]) == (
+            ["deep research"], True, "button")
+
+        # The page ignores the row's click: no pill, so nothing is sent.
+        sends = site.full_log()["sends"]
+        site.control({"page": {"pickerIgnoresClicks": True}})
+        err = error_of(await b.call("ask_chatgpt_web", {"question": "Research tides.", "tools": ["deep research"],
+                                                        "new_chat": True, "timeout_s": 60}))
+        assert err["code"] == "choice_unverified" and "tool 'deep research'" in err["message"], err
+        assert site.full_log()["sends"] == sends
+
 
 async def test_gemini_models_extended_thinking_and_tools(sites: FakeSites, shared_bridge: OpenShared) -> None:
     site = sites.gemini
@@ -140,21 +177,15 @@ async def test_gemini_models_extended_thinking_and_tools(sites: FakeSites, share
 
         # Deep Research, started from the tools menu: the plan is confirmed ("Start research") and the answer is the
         # whole report with its sources, never the plan (whose response has its feedback buttons too).
-        site.control({"page": {}})
         report = ("# Hash maps 2026\n\nOpen addressing wins on caches{{cite:Paper|https://example.org/oa}}.\n\n"
                   "| Kind | Probe |\n| --- | --- |\n| linear | 1 |\n\nThat is all.")
-        site.set_next(text=report, sources=["https://example.org/oa"], **FAST)
         q = "Research 2 hash map designs."
-        res = await b.call("ask_gemini_web", {"question": q, "tools": ["deep research"], "new_chat": True,
-                                              "timeout_s": 90})
-        assert not res.is_error, res.content[0].text
-        out = res.structured_content
-        assert out["chosen"]["tools"] == ["deep research"] and out["completion"]["extractedBy"] == "report"
+        out = await deep_research(b, site, "ask_gemini_web", q, report, sources=["https://example.org/oa"], **FAST)
+        assert out["completion"]["extractedBy"] == "report"
         assert out["answer"].startswith("# Hash maps 2026") and out["answer"].rstrip().endswith("That is all.")
         assert "[1](https://example.org/oa)" in out["answer"] and "research plan" not in out["answer"].lower()
         asked = last(site)
         assert asked["question"] == q and asked["researchStarted"] is True and asked["tools"] == ["deep research"]
-        assert [e["question"] for e in site.log()].count(q) == 1  # one question; the plan's start is not another
 
         # The spec's 2025 page: the old mode names, and the old argument name.
         site.control({"page": {"shape": "2025"}})

@@ -17,7 +17,7 @@ import supervisor
 from .conftest import REPO
 
 EXTENSION = REPO / "extension"
-RECORDED = ("0.5.0", "0fedd9d57c1159d2e6933597e1a803b6b643231bc860681560ec29a465cf6638")
+RECORDED = ("0.5.0", "4cc66ea573fc3f70eb2a757eb70fc6c9d6535aeee5c7dbe52007efa659bdc3a7")
 
 
 def extension_hash() -> str:

@@ -112,8 +112,8 @@ def test_every_problem_gets_its_own_line() -> None:
         "p.toml: unknown section chatgpt.colors (known: selectors, labels)",
         "p.toml: chatgpt.selectors.nope: unknown entry (known: assistant, attachment, attachmentBusy, challenge, "
         "chrome, content, expandThinking, feedback, fileInput, fileLink, generatedImage, input, login, main, menu, "
-        "model, notice, picker, pickerChecked, pickerItem, send, stop, toolChip, toolSearch, toolsMenu, turn, user, "
-        "voice)",
+        "model, notice, picker, pickerChecked, pickerItem, researchDoc, researchFrame, send, stop, toolChip, "
+        "toolSearch, toolsMenu, turn, user, voice)",
         "p.toml: chatgpt.selectors.send: must be a list of strings, got a string",
         "p.toml: chatgpt.selectors.stop: an empty list adds nothing (leave the entry out)",
         "p.toml: chatgpt.selectors.input[0]: an empty string",

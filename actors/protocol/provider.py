@@ -93,9 +93,10 @@ class Choice:
 
 
 # The tools an ask may switch on, per site (the others have none; the tables name their rows). ChatGPT's Deep
-# Research report lives in a sandboxed frame ai-bridge cannot read yet (docs/install.md), so it is not offered.
+# Research report is read in its own frame (actors/provider/research.py).
 SITE_TOOLS: dict[ProviderName, tuple[str, ...]] = {
-    ProviderName.CHATGPT: ("web search",), ProviderName.GEMINI: ("deep research", "deep think", "canvas")}
+    ProviderName.CHATGPT: ("deep research", "web search"),
+    ProviderName.GEMINI: ("deep research", "deep think", "canvas")}
 
 
 @attrs.frozen

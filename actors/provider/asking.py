@@ -68,7 +68,7 @@ from ..protocol.session_store import (
     SaveSession,
     SessionEntry,
 )
-from . import choices
+from . import choices, research
 from .attach import attach_files
 from .dumps import Dumps
 from .files_back import save_answer_files
@@ -412,7 +412,7 @@ class Asker:
                            reattach=msg.digest if isinstance(msg, Reattach) else None,
                            research="deep research" in msg.choice_for(self.name).tools,
                            new_chat_url=new_chat_url, named_url=plan.named_url is not None,
-                           opened_here=new_chat and opened_here)
+                           opened_here=new_chat and opened_here, frames=research.TabFrames(page))
             run.flow = flow
             flow.before_typing = functools.partial(self.before_typing, page, msg, memo, budget)
             flow.mark("connect")

@@ -429,8 +429,9 @@ async def offered_now(page: TabSession, *, tools: bool = True) -> Offered:
 
 
 def _tool_on(t: ProviderTable, tool: str, chips: Sequence[str], rows: Sequence[Row]) -> bool:
-    labels = [_norm(label) for label in t.labels.get(TOOL_LABELS[tool], ())]
-    if any(label in _norm(chip) for chip in chips for label in labels):
+    # A chip names its tool in whole words: ChatGPT's "Deep research, click to remove" is not web search's "Search".
+    labels = [re.compile(rf"(?<!\w){re.escape(_norm(label))}(?!\w)") for label in t.labels.get(TOOL_LABELS[tool], ())]
+    if any(label.search(_norm(chip)) for chip in chips for label in labels):
         return True
     row = _tool_row(t, tool, rows)
     return row is not None and row.checked

@@ -43,7 +43,7 @@ from supervisor.errors import (
 )
 
 from ..protocol.provider import AskPhase, AskWarning, digest_shown
-from . import drift
+from . import drift, research
 from .page import Box, Extracted, Notice, NoticeKind, PageState, Predicate
 from .tab import AskMemo, PageTimeout, TabGone
 from .table import Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch, rate_limit_text
@@ -217,7 +217,7 @@ class AskFlow:
                  log: logging.Logger, dump: Callable[[str], Awaitable[str]], spawn: Spawn,
                  reattach: str | None = None, before_typing: Callable[[], Awaitable[None]] | None = None,
                  research: bool = False, new_chat_url: str | None = None, named_url: bool = False,
-                 opened_here: bool = False) -> None:
+                 opened_here: bool = False, frames: research.Frames | None = None) -> None:
         self.page = page
         self.t = table
         self.to = timeouts
@@ -253,6 +253,8 @@ class AskFlow:
         self.research = research  # the ask switched Deep Research on: its answer is the report (issue 34)
         self.research_pressing = False
         self.research_pressed_at = -1e9
+        # ChatGPT's report runs in a frame of its own (issue 34): read through its child session (research.py).
+        self.frames = frames if research and table.selectors.get("researchFrame") else None
 
     def mark(self, name: str) -> None:
         self.marks[name] = trio.current_time()
@@ -581,7 +583,8 @@ class AskFlow:
         st: PageState | None = None
         while st is None:
             try:
-                st = await page.wait_for(lambda s: s.assistant_count > initial_assistant or s.notice is not None,
+                st = await page.wait_for(lambda s: s.assistant_count > initial_assistant or s.notice is not None
+                                         or (self.frames is not None and s.research_frame),
                                          new_response_s, "a response", on_state)
             except PageTimeout as exc:
                 if exc.state is not None and exc.state.thinking:
@@ -591,6 +594,13 @@ class AskFlow:
                             "(stuck: no response)", StuckKind.NO_RESPONSE) from None
         if st.notice is not None:
             raise notice_error(self.t, st.notice)
+        if self.frames is not None:
+            if st.research_frame:
+                return await self.frame_report(st)
+            # An ordinary answer where the research should run: it is read as one, and the result says so.
+            self.research = False
+            self.warnings.append(AskWarning("research_not_started", f"{self.t.title} answered without running Deep "
+                                            "Research (no research frame came): the answer is its ordinary reply."))
 
         stall_s = self.budget.share(self.to.stall_s, self.to.min_stall_s, self.to.attempt_reserve_s)
         if stall_s < self.to.stall_s:
@@ -676,6 +686,20 @@ class AskFlow:
                                "ai-bridge does not read)", partial=normalize(got.text) or None,
                                hint="The partial answer is attached; run `ai-bridge doctor --live` and report the "
                                "page (docs/providers.md).")
+
+    async def frame_report(self, st: PageState) -> Outcome:
+        """Deep Research in its own frame (ChatGPT): plan started, progress while it runs, the whole report."""
+        assert self.frames is not None
+        self.stage = Stage.ANSWERING
+        self.progress(AskPhase.THINKING, 0, "")
+        text, how = await research.Research(self.frames, self.t, self.progress, self.log).run()
+        self.stage = Stage.EXTRACTING
+        self.mark("response")
+        answer = normalize(text)
+        self.progress(AskPhase.EXTRACTING, len(answer), "")
+        end = await self.page.current()
+        return Outcome(answer, end.url, "research completed", how, False, trio_wall_ms(), False, model=end.model,
+                       warnings=list(self.warnings))
 
     async def start_research(self) -> None:
         """Press the research plan's start button with a real click (the page decides what its button does)."""

@@ -114,6 +114,7 @@ class PageState:
     model: str = ""  # the model that answered (ChatGPT's message slug) or is chosen (Gemini's mode label)
     research_start: bool = False  # a Deep Research plan's start button shows in the last response
     report_open: bool = False  # the last response opened a Deep Research report
+    research_frame: bool = False  # a Deep Research frame (ChatGPT's) follows the last user message
     # The table entries a structural finder stood in for on this page (issue 37: "input", "user", "assistant"):
     # the ask still works, and the result says the site changed.
     fallbacks: tuple[str, ...] = ()
@@ -161,6 +162,7 @@ class PageState:
             model=_optional(obj, "model", str, "", what)[:80],
             research_start=_optional(obj, "researchStart", bool, False, what),
             report_open=_optional(obj, "reportOpen", bool, False, what),
+            research_frame=_optional(obj, "researchFrame", bool, False, what),
             fallbacks=_names(obj.get("fallbacks", []), what),
             last_solid=_optional(obj, "lastSolid", int, 0, what),
             last_media=_optional(obj, "lastMedia", int, 0, what),

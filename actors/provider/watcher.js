@@ -294,6 +294,10 @@ function install(cfg, binding, S) {
     // its report.
     const researchButton = W.researchStart(roots, turnScope, msgs);
     const reportOpen = !!turnScope && deep(sel('reportEntry'), roots).some((el) => within(el, turnScope));
+    // ChatGPT's Deep Research turn holds only its frame (no message element, so no new response is counted): the
+    // frame after the last user message is the answer on its way (NX capture deep-research-2026-07.html).
+    const researchFrame = sel('researchFrame').length > 0
+      && deep(sel('researchFrame'), roots).some((el) => !lastUser || precedes(lastUser, el));
     // A bot check (Cloudflare's interstitial or its widget) instead of the site: by the table's selectors, or by
     // its words in the page's title or headings.
     const challenge = deep(sel('challenge'), roots).some((el) => el.isConnected) || (lab('challenge').length > 0
@@ -335,6 +339,7 @@ function install(cfg, binding, S) {
       unavailable,
       researchStart: !!researchButton,
       reportOpen,
+      researchFrame,
       fallbacks: [...W.used].sort(),
       challenge,
       model: answered ? modelOf(roots, turnScope) : modelOf(roots, null),

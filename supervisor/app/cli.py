@@ -192,8 +192,8 @@ def parser() -> argparse.ArgumentParser:
                    "your plan shows); Gemini 'extended' (Extended thinking) or 'standard'; Claude 'low' ... 'max' "
                    "(its Effort menu), 'thinking' or 'off' (its Thinking switch)")
     a.add_argument("--tool", action="append", default=[], dest="tools", metavar="[SITE:]TOOL",
-                   help="switch on a site tool: 'web search' (ChatGPT), 'deep research' (Gemini: 5-30 minutes, the "
-                   "whole report with its sources), 'deep think', 'canvas' (Gemini); repeatable")
+                   help="switch on a site tool: 'deep research' (ChatGPT, Gemini: 5-30 minutes, the whole report "
+                   "with its sources), 'web search' (ChatGPT), 'deep think', 'canvas' (Gemini); repeatable")
     a.add_argument("--conversation-url", action="append", default=[], dest="conversation_urls", metavar="URL",
                    help="continue this conversation (its URL as the browser shows it) instead of the project's; each "
                    "URL goes to the site it belongs to (one per site, repeatable); the project's own conversation "

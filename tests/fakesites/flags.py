@@ -12,8 +12,10 @@ from collections.abc import Mapping
 
 # Every fake site, in ProviderName's order, and the host names each serves (the first is its own).
 SITES = ("chatgpt", "gemini", "claude", "grok", "perplexity")
-# Gemini's generated images come from Google's image host: the gemini fake serves them too (issue 35).
-HOSTS = {"chatgpt": ("chatgpt.com",), "gemini": ("gemini.google.com", "lh3.googleusercontent.com"),
+# Gemini's generated images come from Google's image host: the gemini fake serves them too (issue 35). ChatGPT's Deep
+# Research runs in a frame on its sandbox host (NX capture deep-research-2026-07.html): the chatgpt fake serves it.
+HOSTS = {"chatgpt": ("chatgpt.com", "connector-openai-deep-research.web-sandbox.oaiusercontent.com"),
+         "gemini": ("gemini.google.com", "lh3.googleusercontent.com"),
          "claude": ("claude.ai",), "grok": ("grok.com",), "perplexity": ("www.perplexity.ai", "perplexity.ai")}
 
 

@@ -83,6 +83,9 @@ class Script:
                                    # carries its URL's 1-based place in that list (so numbers repeat and need not
                                    # be sequential). The log entry's ``sources`` holds the list
     sources: list | None = None    # Deep Research: the panel's source URLs in order (optional, see above)
+    researchMs: float = 1500.0     # ChatGPT Deep Research: how long the research runs once its plan started (its
+                                   # frame shows progress meanwhile; ``text`` is the report)
+    planCountdownS: int = 60       # ChatGPT Deep Research: the plan starts by itself after this many seconds
     files: list | None = None      # issue 35, files back: what the answer makes, each {"kind": "image" | "file",
                                    # "name": ...}. Images show in the response as each site shows them
                                    # (common/generated.js); a "file" is ChatGPT's code-sandbox file, which the
@@ -110,7 +113,7 @@ class Script:
             raise ControlError("rule must be 'default' or 'echo'")
         if not isinstance(self.chunks, int) or self.chunks < 1:
             raise ControlError("chunks must be an integer >= 1")
-        for name in ("intervalMs", "firstTokenMs", "thinkingMs"):
+        for name in ("intervalMs", "firstTokenMs", "thinkingMs", "researchMs"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or value < 0:
                 raise ControlError(f"{name} must be a number >= 0")
@@ -124,6 +127,9 @@ class Script:
         if not isinstance(self.renderLagMs, (int, float)) or isinstance(self.renderLagMs, bool) \
                 or self.renderLagMs < 0:
             raise ControlError("renderLagMs must be a number >= 0")
+        if not isinstance(self.planCountdownS, int) or isinstance(self.planCountdownS, bool) \
+                or not 0 <= self.planCountdownS <= 3600:
+            raise ControlError("planCountdownS must be an integer from 0 to 3600")
         if not isinstance(self.deepResearch, bool):
             raise ControlError("deepResearch must be a boolean")
         if self.sources is not None and (not isinstance(self.sources, list)
@@ -422,6 +428,9 @@ def answer_for(script: Script, question: str) -> str:
 
 
 _CITE = re.compile(r"\{\{cite:[^|}]*\|([^}]+)\}\}")
+# ChatGPT's Deep Research plan card: a title and 4-5 rows (agbrowse's live probe, 2026-06-15; the rows are ours).
+RESEARCH_PLAN = ("Survey the question's sources", "Compare what they report", "Check the figures",
+                 "Write the report with citations")
 
 
 def report_sources(text: str, listed: list | None = None) -> list[str]:
@@ -523,6 +532,7 @@ class SiteState:
         self.temporary: set[str] = set()  # temporary chats: kept while they run, never loaded again
         self.inflight: dict[str, Generation] = {}
         self.plans: dict[str, Generation] = {}  # a Deep Research plan's message id -> its ask, until started
+        self.tasks: dict[str, dict] = {}  # ChatGPT Deep Research: message id -> {gen, created, started}
         self.boots: dict[str, float] = {}  # boot token -> delay ms
         self.history_delays: dict[str, float] = {}  # boot token -> conversation fetch delay ms
         self._seq = 0
@@ -703,6 +713,34 @@ class SiteState:
         gen = Generation(entry, script, plan.answer)
         self.inflight[message_id] = gen
         return gen
+
+    def research_task(self, gen: Generation) -> None:
+        """ChatGPT: a Deep Research ask runs in its frame; the frame reads its task (`research_state`)."""
+        gen.entry.update(status="plan", researchStarted=False)
+        self.tasks[gen.entry["messageId"]] = {"gen": gen, "created": now_ms(), "started": None}
+
+    def research_state(self, task_id: str, *, start: bool = False) -> dict | None:
+        """What the research frame shows: its plan (until Start is pressed or the countdown ends), then progress for
+        ``researchMs``, then the report. ``start``: the frame's Start button was pressed."""
+        task = self.tasks.get(task_id)
+        if task is None:
+            return None
+        gen, now = task["gen"], now_ms()
+        left = gen.script.planCountdownS - (now - task["created"]) / 1000
+        if task["started"] is None and (start or left <= 0):
+            task["started"] = now
+            gen.entry.update(researchStarted=True, researchStartedBy="button" if start else "countdown",
+                             status="researching")
+        if task["started"] is None:
+            return {"phase": "plan", "countdownS": max(0, int(left + 0.999)), "steps": list(RESEARCH_PLAN)}
+        ran = now - task["started"]
+        if ran < gen.script.researchMs:
+            return {"phase": "researching", "step": int(ran / max(1.0, gen.script.researchMs) * 4)}
+        if gen.entry["status"] != "complete":
+            gen.entry["status"] = "complete"
+            gen.entry["streamEndAtMs"] = now
+            self.record_answer(gen, gen.answer, in_progress=False)
+        return {"phase": "done", "report": gen.answer, "searches": 32, "citations": len(_CITE.findall(gen.answer))}
 
     def record_answer(self, gen: Generation, text: str, *, in_progress: bool) -> None:
         """Put (or update) the answer in its conversation, as a reload of the page will show it."""

@@ -33,6 +33,7 @@ from .scripting import ControlError, Generation, SiteState, now_ms, split_chunks
 
 HERE = Path(__file__).resolve().parent
 IMAGE_HOST = HOSTS["gemini"][1]  # Gemini's generated images (served by the gemini fake)
+RESEARCH_HOST = HOSTS["chatgpt"][1]  # ChatGPT's Deep Research frame (served by the chatgpt fake)
 HOSTNAMES = tuple(h for site in SITES for h in HOSTS[site])
 SESSION_COOKIE = "__Secure-next-auth.session-token"  # ChatGPT's signed-in session
 # A certificate made once by `make_certificates` and shipped with ai-bridge for `ai-bridge demo` (which must not
@@ -254,8 +255,25 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
 
     @app.get("/")
     async def home() -> Response:
+        if request.host.split(":")[0] == RESEARCH_HOST:  # the Deep Research frame's own page
+            return Response(_read("chatgpt/research.html"), content_type="text/html; charset=utf-8",
+                            headers=NO_STORE)
         await _load_delay(site)
         return page("/")
+
+    # ChatGPT's Deep Research frame (on its sandbox host only): its script and its task's state.
+    @app.get("/dr/frame.js")
+    async def research_js() -> Response:
+        if request.host.split(":")[0] != RESEARCH_HOST:
+            return Response(b"", status=404)
+        return _script("common/vendor/markdown-it.min.js", "common/markdown.js", "chatgpt/research.js")
+
+    @app.route("/dr/task/<task_id>", methods=["GET", "POST"])
+    async def research_task(task_id: str) -> Response:
+        if request.host.split(":")[0] != RESEARCH_HOST:
+            return Response(b"", status=404)
+        got = site.research_state(task_id, start=request.method == "POST")
+        return _json(got if got is not None else {"detail": "no such task"}, 200 if got is not None else 404)
 
     @app.get("/c/<conversation_id>")
     async def conversation_page(conversation_id: str) -> Response:
@@ -308,6 +326,10 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
                          model=body.get("model"), effort=body.get("effort"), tools=body.get("tools"),
                          place=body.get("gizmo_id"), temporary=body.get("history_and_training_disabled") is True)
         script = gen.script
+        if "deep research" in gen.entry["tools"] and not script.rateLimited:
+            site.research_task(gen)
+            return Response(_research_stream(gen), content_type="text/event-stream; charset=utf-8",
+                            headers={**NO_STORE, "X-Accel-Buffering": "no"})
         if script.rateLimited:
             await gen.pause(script.firstTokenMs)
             site.finish(gen, "rate_limited")
@@ -367,6 +389,17 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
 
 def _sse(obj: dict) -> bytes:
     return b"data: " + json.dumps(obj, ensure_ascii=False).encode() + b"\n\n"
+
+
+async def _research_stream(gen: Generation) -> AsyncIterator[bytes]:
+    """A ChatGPT Deep Research ask: the turn is only the research frame (its plan, progress and report come from
+    /dr/task on the frame's own host), then the stream ends."""
+    entry = gen.entry
+    await gen.pause(gen.script.firstTokenMs)
+    yield _sse({"type": "meta", "conversation_id": entry["conversationId"], "message_id": entry["messageId"],
+                "research_url": f"https://{RESEARCH_HOST}?app=chatgpt&locale=en-US&deviceType=desktop"
+                                 f"&task={entry['messageId']}"})
+    yield b"data: [DONE]\n\n"
 
 
 async def _sse_stream(site: SiteState, gen: Generation) -> AsyncIterator[bytes]:

@@ -131,17 +131,14 @@ _TOOLS_TEXT = ("The site's tools to switch on for this ask: {examples}. Deep Res
                "the whole report with its sources; its deadline and progress heartbeat follow.")
 
 
-# ChatGPT's Deep Research runs its plan and report in a sandboxed cross-origin frame (a capture of July 29, 2026 in
-# nuncaeslupus/ai-chat-exporter) that ai-bridge cannot read yet: not offered until it can be read whole.
-ChatGPTTool = Literal["web search"]
+ChatGPTTool = Literal["deep research", "web search"]
 GeminiTool = Literal["deep research", "deep think", "canvas"]
 _CHATGPT_MODEL = Annotated[str, Field(min_length=1, max_length=100, description=_MODEL_TEXT.format(
     examples='"GPT-5.5", "GPT-5.6 Sol", "o3" (a model of the picker\'s model submenu), or a row of its main menu'))]
 _CHATGPT_EFFORT = Annotated[str, Field(min_length=1, max_length=40, description=_EFFORT_TEXT.format(
     examples='"instant", "medium", "high", "extra high" or "pro" (the tiers the picker shows on your plan)'))]
-_CHATGPT_TOOLS = Annotated[list[ChatGPTTool], Field(min_length=1, max_length=1, description=(
-    'The site\'s tools to switch on for this ask: "web search". (ChatGPT\'s Deep Research runs in a frame ai-bridge '
-    'cannot read yet: ask Gemini with tools ["deep research"].)'))]
+_CHATGPT_TOOLS = Annotated[list[ChatGPTTool], Field(min_length=1, max_length=1, description=_TOOLS_TEXT.format(
+    examples='"deep research" or "web search" (one at a time)'))]
 _GEMINI_MODEL = Annotated[str, Field(min_length=1, max_length=100, description=_MODEL_TEXT.format(
     examples='"3.1 Pro", "Pro", "3.5 Flash", "Flash-Lite"'))]
 _GEMINI_EFFORT = Annotated[str, Field(min_length=1, max_length=40, description=_EFFORT_TEXT.format(
@@ -286,8 +283,8 @@ class SiteChoiceArgs(Args):
     effort: Annotated[str, Field(min_length=1, max_length=40, description="How hard it thinks, as the site names "
                                  "it (ChatGPT, Gemini, Claude).")] | SkipJsonSchema[None] = None
     tools: Annotated[list[Annotated[str, Field(min_length=1, max_length=40)]], Field(
-        min_length=1, max_length=3, description='The site\'s tools to switch on: ChatGPT "web search"; Gemini '
-        '"deep research", "deep think", "canvas".')] | SkipJsonSchema[None] = None
+        min_length=1, max_length=3, description='The site\'s tools to switch on: ChatGPT "deep research", '
+        '"web search"; Gemini "deep research", "deep think", "canvas".')] | SkipJsonSchema[None] = None
 
     def choice(self) -> Choice:
         return Choice(self.model or "", self.effort or "", tuple(dict.fromkeys(t.strip().lower()

@@ -85,6 +85,15 @@ TABLE = ProviderTable(
         "toolsMenu": ('button[data-testid="composer-plus-btn"]', "button#composer-plus-btn"),
         "toolSearch": ('[role="menu"] input[type="text"]', '[role="menu"] input:not([type])'),
         "toolChip": ('button[aria-label$="click to remove"]', ".__composer-pill-composite"),
+        # Deep Research (issue 34). The sent turn is section[data-turn=assistant] with no message element, only this
+        # frame: cross-origin and out of process (NX capture 2026-07-29, nuncaeslupus/ai-chat-exporter
+        # tests/fixtures/dom-snapshots/chatgpt/deep-research-2026-07.html). Read through its child session
+        # (research.py; its host is in shared.js frameHosts).
+        "researchFrame": ('iframe[title="internal://deep-research"]', 'iframe[src*="connector-openai-deep-research"]'),
+        # Inside that frame the widget renders into a nested same-origin about:blank iframe#root; the shell's own body
+        # holds a few characters (NX src/extension/content/deep-research-frame.ts, "lo-6333, measured live"). The
+        # frame's own document is read when neither shows.
+        "researchDoc": ("iframe#root", "iframe"),
         # Files back (issue 35). No capture shows them: from peers, so guesses. A generated image is an <img> of the
         # turn served from /backend-api/estuary/content, alt "Generated image", in a container id="image-…" or class
         # imagegen-image (oracle src/browser/chatgptImages.ts, agbrowse web-ai/chatgpt-images.mjs); such an answer
@@ -138,6 +147,18 @@ TABLE = ProviderTable(
         # for web search. The Japanese names are guesses.
         "toolDeepResearch": ("Deep research", "Get a detailed report", "ディープリサーチ"),
         "toolWebSearch": ("Web search", "Search", "ウェブ検索"),
+        # Inside the Deep Research frame (RESEARCH.md 2.3). The plan card's buttons are Edit / Cancel / Start with
+        # "Plan starts in NN seconds." (agbrowse's live probe, 2026-06-15); agbrowse also presses "Start research" and
+        # "Confirm" (web-ai/chatgpt-deep-research.mjs:34-40): matched exactly, on buttons only.
+        "frameStart": ("Start", "Start research", "Confirm"),
+        # Done: the frame's text says "Research completed" and the report follows a "Deep research report" heading,
+        # after counter lines "N citations" / "N sources" / "N searches" (oracle src/browser/actions/deepResearch.ts,
+        # its frame status expression). Progress: oracle's and agbrowse's markers (the exact lines are a guess).
+        "researchDone": ("Research completed",),
+        "reportHeading": ("Deep research report",),
+        "researchCounters": ("citations", "citation", "sources", "source", "searches", "search"),
+        "researchProgress": ("Researching", "Reading sources", "Searching the web", "Considering", "Planning",
+                             "Plan starts in"),
     },
     timeouts=Timeouts(input_s=30.0, user_message_s=15.0),
     completion=completion,

@@ -132,8 +132,13 @@ const actionButton = (label, testid, extra) => h('button', {
   'data-testid': testid, 'data-state': 'closed', type: 'button', ...extra,
 }, h('span', { class: 'flex items-center justify-center touch:w-10 h-8 w-8', html: ICON_DOT }));
 
-function addUserTurn(text) {
+function addUserTurn(text, tool) {
   const n = ++state.turnIndex;
+  // A Deep Research question shows the tool as an inline pill before its text (NX capture deep-research-2026-07.html).
+  const pill = NEW && tool === 'deep research' ? h('span', {
+    'data-inline-selection-pill': '', 'data-id': 'plugin:connector_openai_deep_research', 'data-symbol': 'ecosystemMention',
+    'data-keyword': 'Deep research',
+  }, h('span', { class: 'truncate' }, 'Deep research'), ' ') : null;
   if (!NEW) {
     const art = h('article', { 'data-turn': 'user', 'data-testid': `conversation-turn-${n}`, class: 'w-full' },
       h('h5', { class: 'sr-only' }, T.you),
@@ -152,7 +157,7 @@ function addUserTurn(text) {
         class: 'min-h-8 text-message relative flex w-full flex-col items-end',
       }, h('div', { class: 'flex w-full flex-col gap-1 empty:hidden items-end' },
         h('div', { class: 'user-message-bubble-color relative rounded-[18px] px-4 py-1.5' },
-          driftWrap(h('div', { class: 'whitespace-pre-wrap' }, text)))))),
+          driftWrap(h('div', { class: 'whitespace-pre-wrap' }, pill, text)))))),
     h('div', { class: 'z-0 flex justify-end' }, h('div', { class: 'flex flex-wrap items-center' },
       actionButton(T.copy, 'copy-turn-action-button'), actionButton(T.edit, null))))));
   thread.append(art);
@@ -556,6 +561,22 @@ function reportComplete(messageId) {
 }
 
 
+// A Deep Research turn (NX capture 2026-07-29, deep-research-2026-07.html): section[data-turn=assistant] with its
+// sr-only heading and the research frame, nothing else: no message element, no markdown, no turn actions. The plan,
+// its progress and the report live in the cross-origin frame (chatgpt/research.js).
+function addResearchTurn(url) {
+  const n = ++state.turnIndex;
+  thread.append(h('section', {
+    dir: 'auto', 'data-turn-id': 'request-WEB:' + crypto.randomUUID(), 'data-testid': `conversation-turn-${n}`,
+    'data-turn': 'assistant',
+  }, h('h4', { class: 'sr-only select-none' }, T.gpt),
+  h('div', { class: 'text-base' }, h('div', { 'data-conversation-screenshot-content': '', class: 'agent-turn' },
+    h('div', {}, h('div', { class: 'no-scrollbar relative' },
+      h('div', { class: 'relative max-w-full overflow-hidden h-full', style: 'height: 484px;' },
+        h('iframe', { title: 'internal://deep-research', src: url, sandbox: 'allow-scripts allow-same-origin allow-forms',
+          allowfullscreen: '', class: 'h-full w-full max-w-full' }))))))));
+}
+
 function showError(text) {
   const turn = new AssistantTurn(crypto.randomUUID(), { error: true });
   turn.setText(text);
@@ -587,7 +608,8 @@ async function send() {
   if (uploader) uploader.clear();
   clearEditor();
   onEditorChange();
-  addUserTurn(question);
+  const tools = currentTools();
+  addUserTurn(question, tools[0]);
   if (BOOT.stopDelayMs > 0) {
     // The site takes a moment to answer: the user turn shows, the composer stays idle (no stop button, no new
     // turn), and the previous answer still looks finished.
@@ -617,7 +639,7 @@ async function send() {
       method: 'POST', signal: abort.signal,
       headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'oai-language': LANG === 'ja' ? 'ja-JP' : 'en-US' },
       body: JSON.stringify({
-        action: 'next', conversation_id: state.conversationId, ...currentChoice(), tools: currentTools(), attachments,
+        action: 'next', conversation_id: state.conversationId, ...currentChoice(), tools, attachments,
         // A guess (no capture shows the 2026 request): the web client of 2024 sent these for a GPT's or Project's
         // chat and for a temporary one.
         ...(PROJECT ? { gizmo_id: PROJECT } : {}), ...(TEMPORARY ? { history_and_training_disabled: true } : {}),
@@ -639,6 +661,7 @@ async function send() {
             // A temporary chat keeps its URL (a guess: nothing public shows where the 2026 page goes).
             if (!TEMPORARY) history.pushState({}, '', (PROJECT ? '/g/' + PROJECT : '') + '/c/' + ev.conversation_id);
           }
+          if (ev.research_url) { addResearchTurn(ev.research_url); break; }  // Deep Research: its frame only
           turn = new AssistantTurn(ev.message_id);
           if (ev.render_lag_ms > 0) { turn.held = true; turn.lagMs = ev.render_lag_ms; }
           turn.render();
