@@ -72,6 +72,13 @@ def test_each_assertion_can_fail(scenario: str, res: AskResult, failed: set[str]
             assert v.line().startswith(f"{v.name} (chatgpt): expected ")
 
 
+@pytest.mark.parametrize(("extracted_by", "passed"), [
+    ("research frame", True), ("report", True), ("research frame (no heading)", False), ("turn", False)])
+def test_a_deep_research_report_read_where_it_is_is_no_fallback(extracted_by: str, passed: bool) -> None:
+    verdicts = judge(SHIPPED["chatgpt-new-chat"], {C: result(extracted_by=extracted_by)}, first_anchor=FIRST_ANCHOR)
+    assert ("noFallback" in names(verdicts, True)) is passed
+
+
 def test_an_error_fails_answered_and_skips_the_answer_assertions() -> None:
     err = SiteError("ChatGPT says: Something went wrong", hint="Retry later.")
     verdicts = judge(SHIPPED["chatgpt-new-chat"], {C: err}, first_anchor=FIRST_ANCHOR)
