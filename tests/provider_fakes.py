@@ -13,7 +13,8 @@ import attrs
 import trio
 
 from actors.protocol.provider import AskPhase
-from actors.provider.flow import AskBudget, AskFlow
+from actors.provider.flow import AskFlow
+from actors.provider.flowkit import AskBudget
 from actors.provider.page import Box, Extracted, Notice, NoticeKind, PageState, Predicate
 from actors.provider.tab import AskMemo, PageTimeout, TabGone
 from actors.provider.table import Newline, ProviderTable, TypePhase

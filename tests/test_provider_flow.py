@@ -19,7 +19,7 @@ from actors.protocol.provider import Ask, AskPhase, question_digest
 from actors.protocol.relay import ExtCommand
 from actors.protocol.session_store import SessionEntry
 from actors.provider import drift
-from actors.provider.flow import AskBudget, Stuck, StuckKind, is_suspicious, normalize, question_shown
+from actors.provider.flowkit import AskBudget, Stuck, StuckKind, is_suspicious, normalize, question_shown
 from actors.provider.page import BadPageReport, NoticeKind, PageState
 from actors.provider.sites import chatgpt, gemini
 from actors.provider.tab import AskMemo, ProviderMemory, Tabs, TabSession

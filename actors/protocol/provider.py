@@ -225,7 +225,7 @@ def default_timeout_s(response_timeout_s: float, mode: str | None = None) -> flo
 
 def question_digest(question: str) -> str:
     """A question as a job record keeps it: ``<n>:<sha256>`` of its first `QUESTION_KEY_CHARS` characters with the
-    whitespace removed (how `flow.question_shown` compares it with the conversation), never its text."""
+    whitespace removed (how `flowkit.question_shown` compares it with the conversation), never its text."""
     key = re.sub(r"\s+", "", question)[:QUESTION_KEY_CHARS]
     return f"{len(key)}:{hashlib.sha256(key.encode()).hexdigest()}"
 

@@ -72,7 +72,8 @@ from . import choices, research
 from .attach import attach_files
 from .dumps import Dumps
 from .files_back import save_answer_files
-from .flow import AskBudget, AskFlow, Outcome, Stuck, StuckKind, is_suspicious
+from .flow import AskFlow
+from .flowkit import AskBudget, Outcome, Stuck, StuckKind, is_suspicious
 from .page import NoticeKind
 from .pool import TabPool
 from .schedule import Lane, Schedule, Ticket

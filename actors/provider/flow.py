@@ -1,4 +1,5 @@
-"""The ask flow (seed 3.1 / 4.1), on a `Page` — the attached tab (tab.py) or a test's fake page:
+"""The ask flow (seed 3.1 / 4.1), on a `Page` — the attached tab (tab.py) or a test's fake page (the flow's types
+and text rules: flowkit.py):
 
 prepare (navigate if needed, input box, login) → reconnect guard on a freshly loaded page (earlier turns, settle) →
 [retry: look at the conversation first; a question already there is never sent again] → leftover stop button
@@ -13,19 +14,14 @@ before the deadline.
 
 from __future__ import annotations
 
-import enum
 import logging
 import re
-import time
 from collections.abc import Awaitable, Callable
-from typing import Protocol
 
 import attrs
 import trio
 
 from supervisor.errors import (
-    AnswerIncomplete,
-    AnswerNotFound,
     BridgeError,
     ConversationUnavailable,
     InputRejected,
@@ -37,170 +33,33 @@ from supervisor.errors import (
     ResponseTimeout,
     SendUnconfirmed,
     SiteChallenge,
-    SiteError,
-    SiteUnreachable,
     StuckError,
 )
 
 from ..protocol.provider import AskPhase, AskWarning, digest_shown
 from . import drift, research
-from .page import Box, Extracted, Notice, NoticeKind, PageState, Predicate
+from .answer_read import AnswerReading
+from .flowkit import (
+    AskBudget,
+    Outcome,
+    Page,
+    Stage,
+    Stuck,
+    StuckKind,
+    dump_hint,
+    normalize,
+    notice_error,
+    question_shown,
+    squash,
+    trio_wall_ms,
+    unreachable,
+)
+from .page import PageState
 from .tab import AskMemo, PageTimeout, TabGone
-from .table import Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch, rate_limit_text
+from .table import Completion, ProviderTable, Timeouts, TypePhase, Watch, rate_limit_text
 
 MAX_PARTIAL = 200_000  # characters of partial answer a progress item carries (background jobs keep it)
 LIMIT_ANSWER_CHARS = 500  # a response this short that reads like the limit message is the limit message
-
-
-class Page(Protocol):
-    """What the flow needs of a page. `TabSession` is the real one; tests drive the flow with a fake."""
-
-    fresh: bool
-
-    async def current(self) -> PageState: ...
-    async def wait_for(self, pred: Predicate, timeout_s: float, what: str,
-                       on_state: Callable[[PageState], Awaitable[None]] | None = None) -> PageState: ...
-    async def navigate(self, url: str) -> None: ...
-    async def bring_to_front(self) -> None: ...
-    async def activate_window(self) -> None: ...
-    async def clear(self) -> bool: ...
-    async def fill(self, text: str) -> str: ...
-    async def insert_text(self, text: str) -> None: ...
-    async def type_keys(self, text: str, newline: Newline) -> None: ...
-    async def input_text(self) -> str: ...
-    async def click_send(self, mark_notices: bool) -> bool: ...
-    async def send_box(self) -> Box | None: ...
-    async def mouse_click(self, box: Box) -> None: ...
-    async def press_enter(self) -> None: ...
-    async def click_stop(self) -> bool: ...
-    async def mark_notices(self, keep_after_last_user: bool) -> None: ...
-    async def expand_thinking(self) -> bool: ...
-    async def extract(self, own_only: bool = False) -> Extracted: ...
-    async def research_start_box(self) -> Box | None: ...
-    async def expect(self, question: str) -> None: ...
-    async def extract_by(self, how: str) -> Extracted: ...
-    async def load_error(self) -> str: ...
-
-
-class Stage(enum.Enum):
-    """Where the flow is: names the state an ask ends in when its deadline comes."""
-
-    PREPARING = "preparing the page"
-    TYPING = "typing the question"
-    SENDING = "sending the question"
-    WAITING = "waiting for the answer to start"  # sent, no response yet
-    ANSWERING = "answering"
-    EXTRACTING = "reading the answer"
-
-
-class StuckKind(enum.StrEnum):
-    LEFTOVER_STOP = "stop button"  # an earlier answer's stop button never went (seed 9.3)
-    NO_RESPONSE = "no response"  # sent, and no response started
-    STALLED = "stalled"  # stop button up, no thinking, no new text
-
-
-class Stuck(StuckError):
-    """A stuck page: the actor retries it (fresh tab connection, re-delivered ask) while the budget allows."""
-
-    def __init__(self, message: str, kind: StuckKind, *, partial: str | None = None) -> None:
-        super().__init__(message, partial=partial)
-        self.kind = kind
-
-
-@attrs.frozen
-class AskBudget:
-    """The ask's deadline (trio time) and which attempt this is."""
-
-    deadline: float
-    attempt: int  # 1 = the first try
-    max_attempts: int
-
-    def remaining(self) -> float:
-        return max(0.0, self.deadline - trio.current_time())
-
-    def share(self, cap: float, floor: float, reserve: float) -> float:
-        """A threshold for this attempt: `cap`, or less so that this attempt and every one still to come (each
-        keeping `reserve` for its reload, typing and first token) fit before the deadline; never below `floor`."""
-        left = max(1, self.max_attempts - self.attempt + 1)
-        fair = (self.remaining() - reserve * left) / left
-        return max(floor, min(cap, fair))
-
-
-@attrs.define
-class Outcome:
-    answer: str
-    url: str
-    reason: str
-    extracted_by: str
-    thinking: bool
-    detected_ms: float
-    resumed: bool  # a retry found the question already sent and read its answer
-    model: str = ""  # the model that answered, as the page names it ("" when it does not)
-    warnings: list[AskWarning] = attrs.Factory(list)
-
-
-def squash(text: str) -> str:
-    """Whitespace removed: how typed text is compared with what the editor shows (line breaks become paragraphs)."""
-    return re.sub(r"\s+", "", text)
-
-
-def question_shown(question: str, last_user: str) -> bool:
-    """Is the last user message of the conversation this question? (The watcher sends its first 300 characters,
-    perhaps behind a "You said" label.)"""
-    want = squash(question)[:200]
-    return bool(want) and want in squash(last_user)
-
-
-def normalize(text: str) -> str:
-    """Seed 3.4 / 4.4 clean-up outside fenced code: drop Thinking-time button text (a plain-text fallback can carry
-    it), trailing spaces and extra blank lines. Code is returned as written (two blank lines between functions)."""
-    drop = re.compile(r"^(Thinking time[:：]?\s*[\dms ]+|思考時間[:：]\s*[\d分秒ms ]+|Thought for .+)$")
-    out: list[str] = []
-    fence = ""
-    for line in text.replace("\r\n", "\n").split("\n"):
-        opener = re.match(r"^\s*(`{3,}|~{3,})", line)
-        if fence:
-            out.append(line)
-            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence) \
-                    and not line.strip().strip(fence[0]):
-                fence = ""
-            continue
-        if opener:
-            fence = opener.group(1)
-        elif drop.match(line.strip()):
-            continue
-        elif not line.strip() and out and not out[-1].strip():
-            continue  # one blank line between blocks is enough
-        out.append(line.rstrip())
-    return "\n".join(out).strip()
-
-
-IMAGES_ONLY = re.compile(r"(\s*!\[[^\]\n]*\]\([^)\s]+\))+\s*")
-
-
-def is_suspicious(answer: str, question: str) -> bool:
-    """Seed 10.5's heuristic. It only ever adds a warning: it misfires on ordinary questions."""
-    trimmed = answer.strip()
-    if not trimmed:
-        return True
-    if IMAGES_ONLY.fullmatch(trimmed):
-        return False  # an image-only answer (issue 35) is an answer
-    if question.strip() == "OK":
-        return False
-    if re.search(r"\d", question) and not re.search(r"\d", trimmed):
-        return True
-    return bool(re.fullmatch(r"ok", trimmed, re.IGNORECASE))
-
-
-def notice_error(table: ProviderTable, notice: Notice, partial: str | None = None) -> ProviderError:
-    """A limit or error notice: the ask ends, and the question is never sent again."""
-    if notice.kind is NoticeKind.RATE_LIMIT:
-        return RateLimited(f"{table.title} says you reached its limit: “{notice.text}”",
-                           hint="Wait until the limit resets, or ask the other provider. ai-bridge did not send the "
-                           "question again.", partial=partial)
-    return SiteError(f"{table.title} showed an error: “{notice.text}”",
-                     hint=f"Retry later, or open {table.home_url} to see the page; ai-bridge did not send the "
-                     "question again.", partial=partial)
 
 
 RESTART_S = 2.0  # a Deep Research plan's start button still usable this long after a press is pressed again
@@ -209,7 +68,7 @@ Progress = Callable[[AskPhase, int, str], None]
 Spawn = Callable[[Callable[[], Awaitable[None]]], None]  # starts a side task in the actor's nursery; it never raises
 
 
-class AskFlow:
+class AskFlow(AnswerReading):
     """One attempt of one ask on one page."""
 
     def __init__(self, page: Page, table: ProviderTable, timeouts: Timeouts, *, question: str, new_chat: bool,
@@ -669,24 +528,6 @@ class AskFlow:
         return Outcome(answer, end.url, reason or "resumed", how, thinking_seen or st.thinking_done, detected_ms,
                        resumed, model=end.model, warnings=list(self.warnings))
 
-    async def whole(self, got: Extracted) -> Extracted:
-        """Never a partial answer as ok (issue 37): an answer shorter than what the page showed is read again by the
-        whole turn, keeping its structure; if that is still short, `AnswerIncomplete` with what was read."""
-        if self.research or not drift.short_of(got.text, self.most_solid):
-            return got
-        wider = await self.page.extract_by(Anchor.TURN.value)
-        if wider.text.strip() and not drift.short_of(wider.text, self.most_solid):
-            self.log.warning("%s: the answer read by %r was shorter than the page showed (%d of %d characters); "
-                             "read by the whole turn instead", self.t.title, got.how, drift.solid_len(got.text),
-                             self.most_solid)
-            return wider
-        await self.dump("incomplete")
-        raise AnswerIncomplete(f"{self.t.title}'s answer could be read only in part: {drift.solid_len(got.text)} of "
-                               f"the {self.most_solid} characters the page showed (the page changed in a way "
-                               "ai-bridge does not read)", partial=normalize(got.text) or None,
-                               hint="The partial answer is attached; run `ai-bridge doctor --live` and report the "
-                               "page (docs/providers.md).")
-
     async def frame_report(self, st: PageState) -> Outcome:
         """Deep Research in its own frame (ChatGPT): plan started, progress while it runs, the whole report."""
         assert self.frames is not None
@@ -724,76 +565,6 @@ class AskFlow:
         if self.stage in (Stage.WAITING, Stage.ANSWERING):  # never after the answer is being read
             self.progress(AskPhase.ANSWERING, chars, text[-MAX_PARTIAL:])
 
-    async def read(self, st: PageState) -> Extracted:
-        """The answer's text: a hidden tab is brought to the front first (a hidden React page renders no text,
-        seed 13 problem 4), thinking expanded (seed 3.6), then the new turn's own content. That content may render a
-        moment after the site finished (render lag, a re-shown tab re-rendering): it is waited for before any wider
-        anchor looks around the turn, and whatever page chrome those find is never the answer — the wait goes on
-        (seed 3.5's 120 s, within the deadline), then ends in `AnswerNotFound`."""
-        if not st.visible:
-            await self.make_visible()
-        if st.thinking_done:
-            await self.page.expand_thinking()
-        got = await self.page.extract(own_only=True)
-        if got.text.strip():
-            return got
-        if (await self.page.current()).last_media:
-            # Generated images with no text of their own (issue 35): the turn holds them, and that is the answer.
-            got = await self.page.extract_by(Anchor.TURN.value)
-            if got.text.strip():
-                self.media_only = True  # read by the turn on purpose: no sign the site changed
-                return got
-        await self.rendered(self.to.own_content_s)
-        got = await self.page.extract()  # the table's anchors in order: its own content first, then wider
-        if got.text.strip():
-            return got
-        await self.rendered(self.to.text_render_s, fresh=True)
-        got = await self.page.extract()
-        if got.text.strip():
-            return got
-        where = await self.dump("no-answer")
-        found = "only page chrome" if got.how == "chrome" else "no text"
-        raise AnswerNotFound(f"{self.t.title} finished, but its answer never rendered: the page showed {found} "
-                             "where the answer should be", hint=dump_hint("Open the conversation to read it, or ask "
-                                                                          "again.", where))
-
-    async def rendered(self, wait_s: float, *, fresh: bool = False) -> bool:
-        """The new turn's own text shows (waiting up to `wait_s` within the deadline). `fresh`: a text that was
-        there but was no answer does not count — only a change does."""
-        before = (await self.page.current()).last_len if fresh else 0
-        try:
-            await self.page.wait_for(lambda s: ((s.last_len > 0 and s.last_len != before) or s.last_media > 0)
-                                     and not s.thinking,
-                                     min(wait_s, self.budget.remaining() + 1), "the answer's text")
-            return True
-        except PageTimeout:
-            self.log.warning("%s: no answer text rendered within %gs", self.t.title, wait_s)
-            return False
-
-    async def make_visible(self) -> None:
-        await self.page.bring_to_front()
-        try:
-            await self.page.wait_for(lambda s: s.visible, self.to.visible_s, "a visible tab")
-            return
-        except PageTimeout:
-            pass
-        # A minimized window stays hidden after Page.bringToFront: focus the window through the extension.
-        await self.page.activate_window()
-        try:
-            await self.page.wait_for(lambda s: s.visible, self.to.visible_s, "a visible tab")
-        except PageTimeout:
-            self.log.warning("%s: the tab stays hidden; its answer text may not render", self.t.title)
-
-    async def partial(self) -> str | None:
-        """The answer text so far (best effort, for an error that ends the ask)."""
-        try:
-            with trio.move_on_after(self.to.script_s):
-                text = normalize((await self.page.extract()).text)
-                return text or None
-        except ProviderError:
-            return None
-        return None
-
     # -- the deadline -----------------------------------------------------------------------------------------------
 
     async def on_deadline(self, timeout_s: float) -> ProviderError:
@@ -826,24 +597,3 @@ class AskFlow:
                                "sent" if not self.memo.sent else f"the {timeout_s:g}s deadline came while "
                                f"{self.stage.value}", hint=dump_hint("Raise timeout_s, or check the tab with "
                                                                "take_cdp_snapshot.", where))
-
-
-def unreachable(t: ProviderTable, error: str) -> SiteUnreachable:
-    """The page did not load: the browser's error name, and what each usual one means."""
-    host = t.home_url.split("//", 1)[-1].split("/", 1)[0]
-    why = error or "the browser showed its error page"
-    return SiteUnreachable(f"{t.title} ({host}) did not load: {why}",
-                           hint=f"The browser could not reach {host}: check the network of the machine the browser "
-                           "runs on (ERR_INTERNET_DISCONNECTED: no network at all; ERR_NAME_NOT_RESOLVED: DNS; "
-                           "ERR_CONNECTION_REFUSED / _RESET / _TIMED_OUT: a proxy, firewall or VPN in the way; "
-                           "ERR_CERT_…: something intercepts TLS), then ask again. Nothing was sent.")
-
-
-def dump_hint(hint: str, where: str) -> str:
-    """A hint that names the debug dump kept for this failure (or says why none was kept)."""
-    return f"{hint} Debug dump: {where}".strip()
-
-
-def trio_wall_ms() -> float:
-    """Wall clock ms: the fakes stamp their own completion on the same clock (detection latency)."""
-    return time.time() * 1000

@@ -20,7 +20,7 @@ from supervisor.errors import BadExtensionReply
 
 from ..protocol.common import JSON, ProviderName
 from ..protocol.provider import ProbeItem, ProbeReport, ProbeStatus
-from .flow import unreachable
+from .flowkit import unreachable
 from .page import BadPageReport, PageState
 from .tab import HERE, PageTimeout, TabSession
 from .table import ProviderTable, Timeouts
