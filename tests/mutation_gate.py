@@ -235,7 +235,7 @@ MUTATIONS: tuple[Mutation, ...] = (
       "tests/test_e2e_files.py::test_each_refusal_is_a_typed_error_naming_the_file_and_nothing_is_sent"),
     # --- the browser ai-bridge launches (README, "Which browser") ---------------------------------------------------
     m("browser-forked-from-a-worker-thread", "the launched browser lives as long as we do, however idle",
-      "actors/browser/actor.py", "proc, write_fd, read_fd = process.spawn(path, args, log_fd, tied=tied)",
+      "actors/browser/ours.py", "proc, write_fd, read_fd = process.spawn(path, args, log_fd, tied=tied)",
       "proc, write_fd, read_fd = await trio.to_thread.run_sync(\n"
       "                lambda: process.spawn(path, args, log_fd, tied=tied))",
       "tests/test_e2e_link.py::test_launched_browser_outlives_an_idle_worker_thread"),
