@@ -47,7 +47,7 @@ from .page import Page, focus_guards, frame_point, point_guards, target_json
 from .tab import FrameDoc
 
 T = TypeVar("T")
-# page.js: the point guard's refusal starts so when the element the input was aimed at moved from under the point.
+# page_act.js: the point guard's refusal starts so when the element the input was aimed at moved from under the point.
 MOVED = "moved:"
 
 MODIFIERS = {"alt": ("Alt", "AltLeft", 18, 1), "control": ("Control", "ControlLeft", 17, 2),
@@ -199,7 +199,7 @@ def element_name(got: JSONObject) -> str:
 
 class Moved(Exception):
     """The element moved from under the point: the guard refused before the input, or the armed input's events met
-    another element and were stopped (page.js `intercept`). Nothing reached the page: aim again."""
+    another element and were stopped (page_act.js `intercept`). Nothing reached the page: aim again."""
 
 
 async def aimed(timeout_s: float, act: Callable[[], Awaitable[T]]) -> T:
@@ -258,7 +258,7 @@ async def pointer_guard(page: Page, at: Point, *, new_tab: bool = False,
                         arm: bool = False) -> list[tuple[str, JSONObject]]:
     """Right before pointer input: the point is not inside a sealed frame (nor, on the way to an element in an open
     frame, anywhere but in that frame), it is still on the element and, for a new-tab click, what it opens is
-    allowed (page.js `pointGuard`, run by the extension in the same batch). `arm`: the input's events must reach
+    allowed (page_act.js `pointGuard`, run by the extension in the same batch). `arm`: the input's events must reach
     the element, or they are stopped (see `landed`)."""
     return await point_guards(page, at.points, new_tab, at.aim, arm=arm)
 

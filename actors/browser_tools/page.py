@@ -1,16 +1,16 @@
-"""Our page script (page.js) in an isolated world of the tab's main frame (and of each cross-origin frame the policy
-allows), and the typed reading of its replies.
+"""Our page script (page_*.js, joined as one: PARTS) in an isolated world of the tab's main frame (and of each
+cross-origin frame the policy allows), and the typed reading of its replies.
 
-The world is made per document (`Page.createIsolatedWorld`, then page.js evaluated in it) and remembered until the
-tab commits another document. An op is one `Runtime.callFunctionOn` into that world. Every reply carries the
+The world is made per document (`Page.createIsolatedWorld`, then the page script evaluated in it) and remembered until
+the tab commits another document. An op is one `Runtime.callFunctionOn` into that world. Every reply carries the
 document's URL: it is checked against the domain policy before anything read is used, so a page that navigated to a
 denied host between the pre-call check and the read gives `policy_denied`, never its content.
 
 Cross-origin frames (docs/tools.md, "Cross-origin frames"): a frame whose own URL the policy allows is read in a world
 of its own — through its debugger session when it is cross-site (the extension auto-attaches those), else through the
 session of the document it is in. `open_frames` finds them and marks each one's owner element in the world of the
-document that holds it; page.js then leaves a marker where the frame's content goes, which the readers fill in. Refs
-count on from one counter per tab in every world, and the refs a frame numbered are remembered, so a ref is sent to
+document that holds it; the page script then leaves a marker where the frame's content goes, which the readers fill in.
+Refs count on from one counter per tab in every world, and the refs a frame numbered are remembered, so a ref is sent to
 the world that knows it.
 """
 
@@ -39,7 +39,9 @@ from ..protocol.common import JSON, JSONObject
 from .policy import Policy, denied
 from .tab import ConsoleBuffer, FrameDoc, NetworkBuffer, ToolTab
 
-SOURCE = (Path(__file__).parent / "page.js").read_text(encoding="utf-8")
+# The page script, in parts by responsibility that open and close one closure: joined in this order, evaluated as one.
+PARTS = ("page_tree.js", "page_act.js", "page_snapshot.js", "page_read.js", "page_ops.js")
+SOURCE = "".join((Path(__file__).parent / part).read_text(encoding="utf-8") for part in PARTS)
 WORLD = "ai-bridge-tools"
 CALL = ("function (op, args, floor) { const t = globalThis.__aibTools; "
         "return t ? t.run(op, args, floor) : {ok: false, missing: true}; }")
@@ -236,7 +238,7 @@ class Page:
                 fid, url, sec = _str(frame, "id"), _str(frame, "url"), _str(frame, "securityOrigin")
                 parent = holder.get(_str(frame, "parentId"), root_doc)
                 if sec == origin or url.startswith("about:"):
-                    holder[fid] = parent  # same origin (or its own about: document): page.js reads it in place
+                    holder[fid] = parent  # same origin (or its own about: document): the page script reads it in place
                     walk(child, session, parent, origin)
                 elif self.policy.allows(url) and url.startswith(("http:", "https:")):
                     doc = add(session, fid, url, parent, oopif=False)
@@ -462,7 +464,7 @@ def at(params: JSONObject, doc: FrameDoc | None) -> JSONObject:
 
 async def guard(page: Page, kind: str, args: JSONObject | None = None, *, doc: FrameDoc | None = None,
                 frames: tuple[str, ...] = ()) -> tuple[str, JSONObject]:
-    """A batch command the extension runs as a check: page.js's guard `kind` in our world must answer true, else
+    """A batch command the extension runs as a check: the page script's guard `kind` in our world must answer true, else
     the extension stops the batch there with policy_denied (so input or a capture right after it cannot land in
     a sealed frame, or open a denied URL, between our check and the act). In a frame's world (`doc`), and with
     `frames`: the ids of the cross-site frames the point may enter (the extension checks each one's own URL)."""
