@@ -17,7 +17,7 @@ import supervisor
 from .conftest import REPO
 
 EXTENSION = REPO / "extension"
-RECORDED = ("0.5.0", "0fedd9d57c1159d2e6933597e1a803b6b643231bc860681560ec29a465cf6638")
+RECORDED = ("0.5.0", "1b09ccb85c447f9444ad2a3a57b63a868403e048d3e6e2f4a413b19b8d6bfbc3")
 
 
 def extension_hash() -> str:

@@ -41,9 +41,11 @@ def test_shared_constants_have_one_source() -> None:
         for literal in SHARED_LITERALS:
             assert not re.search(rf"(?<![\w.]){re.escape(literal)}(?![\w])", text), (path.name, literal)
         # policy.js is pure (no chrome.*, no shared value) so that node can run it next to the server's copy;
-        # pairing.js holds no shared value either (node runs it too: tests/test_pairing.py).
+        # pairing.js holds no shared value either (node runs it too: tests/test_pairing.py); executor.js neither
+        # (the allowlists and the commands that read shared values are in commands.js).
         assert "shared.js" in text or path.suffix == ".html" or path.name in ("popup.js", "background.js",
-                                                                             "policy.js", "pairing.js"), \
+                                                                             "policy.js", "pairing.js",
+                                                                             "executor.js"), \
             f"{path.name} should read the shared values from shared.js"
         assert not re.search(r"protocolVersion\s*!==?\s*\d", text), path.name
     # In Python, 4000 (the "dropped" close code) is too common a number to police; the others are distinctive.

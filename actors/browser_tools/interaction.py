@@ -293,7 +293,7 @@ async def hover(page: Page, msg: Hover) -> ActionReport:
     return await aimed(msg.timeout_s, act)
 
 
-# The extension runs at most this many commands in one cdp.batch (extension/executor.js MAX_BATCH).
+# The extension runs at most this many commands in one cdp.batch (extension/commands.js MAX_BATCH).
 BATCH_MAX = 64
 
 

@@ -48,7 +48,7 @@ CALL = ("function (op, args, floor) { const t = globalThis.__aibTools; "
         "return t ? t.run(op, args, floor) : {ok: false, missing: true}; }")
 # Marks a frame owner (resolved into our world) as the frame the server reads under this key.
 OPEN_FRAME = "function (k) { const t = globalThis.__aibTools; return t ? t.openFrame(this, k) : false; }"
-SESSION_KEY = "aibSession"  # extension/executor.js: a command with this param goes to that frame's session
+SESSION_KEY = "aibSession"  # extension/commands.js: a command with this param goes to that frame's session
 FRAME_REFS_KEPT = 500  # (first, past-last, frame) ranges remembered per tab
 log = logging.getLogger("ai_bridge.browser_tools")
 # Chrome's words for "that document (and our world in it) is gone": make a new world and try again.
@@ -59,7 +59,7 @@ POLL_S = 0.05
 # for a page whose frames stall).
 NEXT_FRAME = ("document.hidden ? false : new Promise(r => { requestAnimationFrame(() => r(true)); "
               "setTimeout(() => r(true), 200); })")
-GUARD_KEY = "aibGuard"  # extension/executor.js: a cdp.batch command with this param is a guard
+GUARD_KEY = "aibGuard"  # extension/commands.js: a cdp.batch command with this param is a guard
 
 REF_HINT = "Take a new snapshot and use a ref from it."
 SELECTOR_HINT = "Check the selector (query with what: count), or wait_for the element first."
