@@ -7,7 +7,7 @@
 // other frame closes the connection; frames that arrive while the proof is checked wait, and are dropped unread if
 // it fails. Only a verified connection is registered with the executor, so only it can reach a tab.
 
-import { CommandError } from './executor.js';
+import { CommandError } from './commands.js';
 import { newNonce, verifyProof } from './pairing.js';
 import SHARED from './shared.js';
 

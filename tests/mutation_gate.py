@@ -145,10 +145,10 @@ MUTATIONS: tuple[Mutation, ...] = (
       "",
       EXT_POLICY_E2E),
     m("extension-attaches-denied-tabs", "the extension refuses to attach the tools to a tab on a denied URL",
-      "extension/executor.js", "      if (!urlAllowed(policy, url)) throw denied(`tab ${tabId}`, url);", "",
+      "extension/commands.js", "      if (!urlAllowed(policy, url)) throw denied(`tab ${tabId}`, url);", "",
       EXT_POLICY_E2E),
     m("extension-any-cdp-method", "a smaller CDP method allowlist for the general tools",
-      "extension/executor.js", "if (!(policy ? GENERAL_CDP_METHODS : CDP_METHODS).has(method)) {", "if (false) {",
+      "extension/commands.js", "if (!(policy ? GENERAL_CDP_METHODS : CDP_METHODS).has(method)) {", "if (false) {",
       EXT_POLICY_E2E),
     m("extension-lets-denied-documents-load", "held tabs' document requests to denied hosts are blocked",
       "extension/executor.js", "    if (mainFrame && !urlAllowed(lease.policy, url)) {", "    if (false) {",
@@ -246,7 +246,7 @@ MUTATIONS: tuple[Mutation, ...] = (
       "tests/test_e2e_files.py::test_each_refusal_is_a_typed_error_naming_the_file_and_nothing_is_sent"),
     # --- the browser ai-bridge launches (README, "Which browser") ---------------------------------------------------
     m("browser-forked-from-a-worker-thread", "the launched browser lives as long as we do, however idle",
-      "actors/browser/actor.py", "proc, write_fd, read_fd = process.spawn(path, args, log_fd, tied=tied)",
+      "actors/browser/ours.py", "proc, write_fd, read_fd = process.spawn(path, args, log_fd, tied=tied)",
       "proc, write_fd, read_fd = await trio.to_thread.run_sync(\n"
       "                lambda: process.spawn(path, args, log_fd, tied=tied))",
       "tests/test_e2e_link.py::test_launched_browser_outlives_an_idle_worker_thread"),

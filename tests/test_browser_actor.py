@@ -221,7 +221,7 @@ class FakePipe:
 
     def __init__(self, actor: browser.actor.Browser) -> None:
         self.actor = actor
-        self.launched: browser.actor.Launched | None = None
+        self.launched: browser.ours.Launched | None = None
         self.sent: list[tuple[str, dict[str, object]]] = []
 
     async def send(self, method: str, params: dict[str, object] | None = None, **_: object) -> dict[str, object]:
@@ -234,7 +234,7 @@ class FakePipe:
 
 
 def worker_event(method: str, target: str) -> browser.pipe.CdpEvent:
-    info: JSONObject = {"targetId": target, "type": "service_worker", "url": browser.actor.WORKER_URL}
+    info: JSONObject = {"targetId": target, "type": "service_worker", "url": browser.ours.WORKER_URL}
     return browser.pipe.CdpEvent(method, {"targetInfo": info} if method != "Target.targetDestroyed"
                                  else {"targetId": target})
 
@@ -246,12 +246,12 @@ class _NoRelay:
 
 @contextlib.asynccontextmanager
 async def launched_browser(
-        tmp_path: Path) -> AsyncIterator[tuple[browser.actor.Browser, browser.actor.Launched, FakePipe]]:
+        tmp_path: Path) -> AsyncIterator[tuple[browser.actor.Browser, browser.ours.Launched, FakePipe]]:
     async with trio.open_nursery() as nursery:
         actor = browser.actor.Browser(_NoRelay(), make_config(tmp_path, "launch"),  # type: ignore[arg-type]
                                       Path("/nonexistent/extension"), nursery)
         pipe = FakePipe(actor)
-        launched = browser.actor.Launched(SimpleNamespace(pid=4242), "/usr/bin/chromium",  # type: ignore[arg-type]
+        launched = browser.ours.Launched(SimpleNamespace(pid=4242), "/usr/bin/chromium",  # type: ignore[arg-type]
                                           "156", True, tmp_path / "profile", None,
                                           pipe, 0)  # type: ignore[arg-type]
         pipe.launched = launched
@@ -273,7 +273,7 @@ async def test_a_stopped_worker_is_woken_within_a_second(tmp_path: Path, autojum
         await trio.sleep(1)  # the popup is closed again once the worker runs
     assert 0.5 <= woken_after < 1
     assert [m for m, _ in pipe.sent] == ["Target.createTarget", "Target.closeTarget"]
-    assert pipe.sent[0][1]["url"] == browser.actor.WAKE_URL and pipe.sent[1][1] == {"targetId": "popup-1"}
+    assert pipe.sent[0][1]["url"] == browser.ours.WAKE_URL and pipe.sent[1][1] == {"targetId": "popup-1"}
     assert actor.counts.worker_wakes == 1 and launched.worker_target == "w-woken"
     assert "woke the extension's service worker in the browser (pid 4242) (it had stopped)" in caplog.text
 
@@ -308,7 +308,7 @@ async def test_a_worker_that_keeps_stopping_is_not_woken_in_a_loop(tmp_path: Pat
                                                                     autojump_clock: trio.testing.MockClock,
                                                                     caplog: pytest.LogCaptureFixture) -> None:
     async with launched_browser(tmp_path) as (actor, launched, pipe):
-        for _ in range(browser.actor.MAX_UNASKED_WAKES + 1):  # each stop 2 s after the last wake
+        for _ in range(browser.ours.MAX_UNASKED_WAKES + 1):  # each stop 2 s after the last wake
             assert launched.worker_target is not None
             actor.on_target_event(launched, worker_event("Target.targetDestroyed", launched.worker_target))
             await trio.sleep(2)
@@ -318,7 +318,7 @@ async def test_a_worker_that_keeps_stopping_is_not_woken_in_a_loop(tmp_path: Pat
         actor.on_target_event(launched, worker_event("Target.targetCreated", "w-alarm"))
         actor.on_target_event(launched, worker_event("Target.targetDestroyed", "w-alarm"))
         await trio.sleep(2)
-    assert opened == browser.actor.MAX_UNASKED_WAKES and still_stopped
+    assert opened == browser.ours.MAX_UNASKED_WAKES and still_stopped
     assert "keeps stopping; not waking it again until an ask needs it" in caplog.text
     assert sum(m == "Target.createTarget" for m, _ in pipe.sent) == opened + 1
     assert launched.worker_target == "w-woken"
@@ -341,7 +341,7 @@ class FakeProcesses:
         monkeypatch.setattr(proc, "link_browser", lambda peer, server: self.holders.get(peer))
         monkeypatch.setattr(proc, "profile_owner", lambda profile, ext=None: (
             proc.ProfileOwner(self.profile_pid, True) if self.profile_pid in self.running else None))
-        monkeypatch.setattr("actors.browser.actor.os.kill", self.kill)
+        monkeypatch.setattr("actors.browser.links.os.kill", self.kill)
 
         # These fakes do not block: called in place, not in a thread (a thread would let the autojump clock leap to
         # the next deadline while it runs, the test's own included).
@@ -455,7 +455,7 @@ async def test_the_first_ask_wait_depends_on_when_the_users_chrome_was_seen(
     for name, seen in cases.items():
         config = make_config(tmp_path / name, "auto")
         if seen is not None:
-            browser.actor.write_users_chrome(config.state_dir, seen)
+            browser.users_chrome.write_users_chrome(config.state_dir, seen)
         progress: list[Progress] = []
         async with actors(config, FakeLink()) as runtime:
             t0 = trio.current_time()
@@ -477,15 +477,15 @@ async def test_the_users_chrome_connecting_is_remembered_in_a_private_file(
         link.connect()
         await trio.sleep(2)
         st = await status(runtime)
-    path = config.state_dir / browser.actor.USERS_CHROME_FILE
-    seen = browser.actor.read_users_chrome(config.state_dir)
+    path = config.state_dir / browser.users_chrome.USERS_CHROME_FILE
+    seen = browser.users_chrome.read_users_chrome(config.state_dir)
     assert st.ownership is Ownership.USER
     assert seen is not None and abs(seen - time.time()) < 60
     assert path.stat().st_mode & 0o777 == 0o600
     path.write_text("{not json")
-    assert browser.actor.read_users_chrome(config.state_dir) is None
+    assert browser.users_chrome.read_users_chrome(config.state_dir) is None
     path.write_text('{"lastSeen": true}')
-    assert browser.actor.read_users_chrome(config.state_dir) is None
+    assert browser.users_chrome.read_users_chrome(config.state_dir) is None
 
 
 @pytest.mark.parametrize("drops_after_s, connected", [(1.0, False), (None, True)])
@@ -513,7 +513,7 @@ async def test_the_link_of_our_exited_browser_is_waited_out_not_used(
             t0 = trio.current_time()
             assert await actor.link_connected() is connected
             waited = trio.current_time() - t0
-        assert waited == pytest.approx(drops_after_s or browser.actor.DEAD_LINK_S, abs=0.1)
+        assert waited == pytest.approx(drops_after_s or browser.links.DEAD_LINK_S, abs=0.1)
         link.since = 200.0  # a new link (the relaunched browser's): used at once
         link.connected = True
         t0 = trio.current_time()

@@ -20,11 +20,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from actors.browser.process import exit_reason, log_tail
-from actors.browser_tools.actor import extension_error, tool_name
+from actors.browser_tools.actor import tool_name
 from actors.browser_tools.interaction import key_events, parse_combo
 from actors.browser_tools.page import page_error
 from actors.browser_tools.policy import CAPABILITY, Policy, normalize_url, url_allowed
 from actors.browser_tools.reading import MAX_SHOT_SIDE, _capped, image_size
+from actors.browser_tools.refusals import extension_error
 from actors.browser_tools.tab import (
     CONSOLE_KEEP,
     ERROR_MAX,

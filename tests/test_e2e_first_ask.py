@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.browser.actor import write_users_chrome
+from actors.browser.users_chrome import write_users_chrome
 
 from .e2e import open_bridge, requires_chromium
 from .fakesites.fixture import FakeSites

@@ -17,7 +17,7 @@ import supervisor
 from .conftest import REPO
 
 EXTENSION = REPO / "extension"
-RECORDED = ("0.5.0", "4cc66ea573fc3f70eb2a757eb70fc6c9d6535aeee5c7dbe52007efa659bdc3a7")
+RECORDED = ("0.5.0", "47cfd12ce5f103c7e6e74dd85145da33042093a120eaa8b7824f2ee1575c4af9")
 
 
 def extension_hash() -> str:

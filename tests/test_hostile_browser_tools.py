@@ -19,7 +19,7 @@ from actors.browser_tools import downloads, emulation, redact
 from actors.browser_tools.actor import BrowserTools
 from actors.browser_tools.reading import _capped
 from actors.browser_tools.tab import NetworkBuffer
-from actors.mcp_front.tools.browser import EmulateArgs
+from actors.mcp_front.tools.browser_args import EmulateArgs
 from actors.protocol import browser_tools as bt
 from supervisor import savefiles
 from supervisor.errors import InternalError, InvalidArgument

@@ -245,7 +245,7 @@ def test_upload_file_hands_the_browser_only_encodable_copies(tmp_path_factory: p
                                                               names: list[bytes], data: bytes) -> None:
     """upload_file's request to the browser: the copies' paths and the shown names encode as UTF-8 (a surrogate
     crashed the relay's frame encoding), and each copy holds the checked bytes."""
-    from actors.mcp_front.tools.browser import UploadFileArgs
+    from actors.mcp_front.tools.browser_args import UploadFileArgs
 
     root = tmp_path_factory.mktemp("up")
     for n in names:

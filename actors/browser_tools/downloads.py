@@ -37,7 +37,7 @@ from ..protocol.browser import CatchDownload, CaughtDownload
 from ..protocol.browser_tools import Click, Download, DownloadReport
 from ..protocol.common import JSON, JSONObject
 from . import interaction
-from . import page as pg
+from . import replies as rp
 from .page import Page
 from .policy import normalize_url
 
@@ -87,12 +87,12 @@ async def _call(page: Page, function: str, *args: JSON, timeout_s: float) -> JSO
         "functionDeclaration": function, "executionContextId": await page.world(),
         "arguments": [{"value": a} for a in args], "awaitPromise": True, "returnByValue": True}, timeout_s=timeout_s)
     if "exceptionDetails" in got:
-        details = pg.obj(got["exceptionDetails"], "exceptionDetails")
-        text = str(pg.obj(details.get("exception") or {}, "exception").get("description") or details.get("text"))
+        details = rp.obj(got["exceptionDetails"], "exceptionDetails")
+        text = str(rp.obj(details.get("exception") or {}, "exception").get("description") or details.get("text"))
         raise NavigationFailed(f"the download failed in the page: {text[:300]}",
                                hint="Check the URL; a cross-origin file the site does not share (CORS) cannot be "
                                "fetched from its page.")
-    return pg.obj(got.get("result"), "result").get("value")
+    return rp.obj(got.get("result"), "result").get("value")
 
 
 def fetchable(href: JSON, page_url: str) -> str | None:
@@ -118,12 +118,12 @@ async def download(page: Page, msg: Download, catcher: Catcher) -> DownloadRepor
         url = href
     page.policy.check_url(url, "the download URL")
     meta = await _fetch(page, url, msg.timeout_s)
-    final = pg.text(meta, "url") or url
+    final = rp.text(meta, "url") or url
     page.policy.check_url(final, "the download's final URL (after redirects)")
-    status = pg.integer(meta, "status")
+    status = rp.integer(meta, "status")
     if meta.get("ok") is not True:
         raise NavigationFailed(f"{final[:300]} answered HTTP {status}", hint="Check the URL.")
-    size = pg.integer(meta, "size")
+    size = rp.integer(meta, "size")
     if size > MAX_BYTES:
         raise InvalidArgument(f"the file is {size:,} bytes; download saves at most {MAX_BYTES:,}")
     disposition = meta.get("disposition")

@@ -43,11 +43,12 @@ from ..protocol.browser_tools import (
 )
 from ..protocol.common import JSON, JSONObject
 from . import page as pg
+from . import replies as rp
 from .page import Page, focus_guards, frame_point, point_guards, target_json
 from .tab import FrameDoc
 
 T = TypeVar("T")
-# page.js: the point guard's refusal starts so when the element the input was aimed at moved from under the point.
+# page_act.js: the point guard's refusal starts so when the element the input was aimed at moved from under the point.
 MOVED = "moved:"
 
 MODIFIERS = {"alt": ("Alt", "AltLeft", 18, 1), "control": ("Control", "ControlLeft", 17, 2),
@@ -175,31 +176,31 @@ async def point(page: Page, target: Target, timeout_s: float, *, need_enabled: b
     doc = page.route(args)
     deadline = trio.current_time() + timeout_s
     got = await page.op_until("point", args, timeout_s, doc=doc)
-    re_resolved = pg.flag(got, "reResolved")  # the first look found the ref's element anew; the next ones know it
+    re_resolved = rp.flag(got, "reResolved")  # the first look found the ref's element anew; the next ones know it
     while True:
         await page.next_frame(doc)
         again = await page.op_until("point", args, max(deadline - trio.current_time(), 0.0), doc=doc)
-        moved = (pg.num(again, "x"), pg.num(again, "y")) != (pg.num(got, "x"), pg.num(got, "y"))
-        got = {**again, "reResolved": re_resolved or pg.flag(again, "reResolved")}
+        moved = (rp.num(again, "x"), rp.num(again, "y")) != (rp.num(got, "x"), rp.num(got, "y"))
+        got = {**again, "reResolved": re_resolved or rp.flag(again, "reResolved")}
         if not moved:
             break
         if trio.current_time() > deadline:
             raise ElementNotInteractable(f"{element_name(got)} kept moving (waited {timeout_s:g} s)",
                                          hint=pg.INTERACT_HINT)
-    points = await frame_point(page, doc, pg.num(got, "x"), pg.num(got, "y"), timeout_s)
+    points = await frame_point(page, doc, rp.num(got, "x"), rp.num(got, "y"), timeout_s)
     _, x, y = points[0]
     aim = got.get("aim")
     return Point(got, x, y, points, aim if isinstance(aim, int) and not isinstance(aim, bool) else None)
 
 
 def element_name(got: JSONObject) -> str:
-    brief = pg.opt_brief(got.get("element"))
+    brief = rp.opt_brief(got.get("element"))
     return f"the {brief.tag} {brief.name!r}" if brief is not None and brief.name else "the element"
 
 
 class Moved(Exception):
     """The element moved from under the point: the guard refused before the input, or the armed input's events met
-    another element and were stopped (page.js `intercept`). Nothing reached the page: aim again."""
+    another element and were stopped (page_act.js `intercept`). Nothing reached the page: aim again."""
 
 
 async def aimed(timeout_s: float, act: Callable[[], Awaitable[T]]) -> T:
@@ -245,8 +246,8 @@ async def landed(page: Page, at: Point) -> None:
 
 def _report(page: Page, action: Action, got: JSONObject, *, x: float | None = None, y: float | None = None,
             key: str | None = None, value: str | None = None, selected: tuple[str, ...] = ()) -> ActionReport:
-    return ActionReport(page.tab.tab_id, action, page.tab.url, element=pg.opt_brief(got.get("element")), x=x, y=y,
-                        key=key, value=value, selected=selected, re_resolved=pg.flag(got, "reResolved"))
+    return ActionReport(page.tab.tab_id, action, page.tab.url, element=rp.opt_brief(got.get("element")), x=x, y=y,
+                        key=key, value=value, selected=selected, re_resolved=rp.flag(got, "reResolved"))
 
 
 # Modifier bits (CDP): Alt 1, Control 2, Meta 4, Shift 8. A click with Control, Meta or Shift, or with the middle
@@ -258,7 +259,7 @@ async def pointer_guard(page: Page, at: Point, *, new_tab: bool = False,
                         arm: bool = False) -> list[tuple[str, JSONObject]]:
     """Right before pointer input: the point is not inside a sealed frame (nor, on the way to an element in an open
     frame, anywhere but in that frame), it is still on the element and, for a new-tab click, what it opens is
-    allowed (page.js `pointGuard`, run by the extension in the same batch). `arm`: the input's events must reach
+    allowed (page_act.js `pointGuard`, run by the extension in the same batch). `arm`: the input's events must reach
     the element, or they are stopped (see `landed`)."""
     return await point_guards(page, at.points, new_tab, at.aim, arm=arm)
 
@@ -292,7 +293,7 @@ async def hover(page: Page, msg: Hover) -> ActionReport:
     return await aimed(msg.timeout_s, act)
 
 
-# The extension runs at most this many commands in one cdp.batch (extension/executor.js MAX_BATCH).
+# The extension runs at most this many commands in one cdp.batch (extension/commands.js MAX_BATCH).
 BATCH_MAX = 64
 
 
@@ -306,7 +307,7 @@ async def type_text(page: Page, msg: TypeText) -> ActionReport:
         groups += [key_events("Enter" if ch == "\n" else ch) for ch in msg.text]
     elif msg.text:
         groups.append([("Input.insertText", {"text": msg.text})])
-    elif msg.clear and not pg.flag(got, "empty"):
+    elif msg.clear and not rp.flag(got, "empty"):
         groups.append(key_events("Backspace"))  # deletes the selection focus made
     if msg.submit:
         groups.append(key_events("Enter"))
@@ -327,8 +328,8 @@ async def type_text(page: Page, msg: TypeText) -> ActionReport:
         results = await page.cdp.batch(cmds, timeout_s=30)
     value: str | None = None
     if not msg.submit:
-        read = pg.obj(pg.obj(results[-1].get("result", {}), "result").get("value"), "activeValue")
-        page.policy.check_document(pg.text(read, "url"), pg.text(read, "origin"), f"tab {page.tab.tab_id}")
+        read = rp.obj(rp.obj(results[-1].get("result", {}), "result").get("value"), "activeValue")
+        page.policy.check_document(rp.text(read, "url"), rp.text(read, "origin"), f"tab {page.tab.tab_id}")
         v = read.get("value")
         value = v if isinstance(v, str) else None
     return _report(page, Action.TYPE, got, value=value)
@@ -362,14 +363,14 @@ async def scroll(page: Page, msg: Scroll) -> ScrollReport:
     args: JSONObject = {"target": target_json(msg.target), "dx": msg.delta_x, "dy": msg.delta_y,
                         "to": msg.to.value if msg.to else None}
     got = await page.op_until("scroll", args, msg.timeout_s)
-    return ScrollReport(page.tab.tab_id, page.tab.url, pg.num(got, "scrollX"), pg.num(got, "scrollY"),
-                        pg.num(got, "scrollWidth"), pg.num(got, "scrollHeight"), pg.num(got, "viewportWidth"),
-                        pg.num(got, "viewportHeight"), pg.opt_brief(got.get("element")))
+    return ScrollReport(page.tab.tab_id, page.tab.url, rp.num(got, "scrollX"), rp.num(got, "scrollY"),
+                        rp.num(got, "scrollWidth"), rp.num(got, "scrollHeight"), rp.num(got, "viewportWidth"),
+                        rp.num(got, "viewportHeight"), rp.opt_brief(got.get("element")))
 
 
 async def select_option(page: Page, msg: SelectOption) -> ActionReport:
     got = await page.op_until("select", {"target": msg.target.as_json(), "values": list(msg.values)}, msg.timeout_s)
-    selected = tuple(v for v in pg.items(got, "selected") if isinstance(v, str))
+    selected = tuple(v for v in rp.items(got, "selected") if isinstance(v, str))
     return _report(page, Action.SELECT_OPTION, got, selected=selected)
 
 
@@ -377,9 +378,9 @@ async def drag(page: Page, msg: Drag) -> ActionReport:
     # Both ends in one document (page.route refuses refs of two frames).
     html5 = await page.op_until("html5Drag", {"source": msg.source.as_json(), "dest": msg.dest.as_json()},
                                 msg.timeout_s)
-    if pg.flag(html5, "html5"):
-        return ActionReport(page.tab.tab_id, Action.DRAG, page.tab.url, element=pg.opt_brief(html5.get("element")),
-                            to_element=pg.opt_brief(html5.get("toElement")))
+    if rp.flag(html5, "html5"):
+        return ActionReport(page.tab.tab_id, Action.DRAG, page.tab.url, element=rp.opt_brief(html5.get("element")),
+                            to_element=rp.opt_brief(html5.get("toElement")))
     async def act() -> ActionReport:
         src = await point(page, msg.source, msg.timeout_s, need_enabled=False)
         dst = await point(page, msg.dest, msg.timeout_s, need_enabled=False)
@@ -392,8 +393,8 @@ async def drag(page: Page, msg: Drag) -> ActionReport:
                               buttons=1))
         cmds.append(mouse("mouseReleased", x1, y1, button="left", clickCount=1))
         await pointer_batch(page, cmds)
-        return ActionReport(page.tab.tab_id, Action.DRAG, page.tab.url, element=pg.opt_brief(src.got.get("element")),
-                            to_element=pg.opt_brief(dst.got.get("element")), x=x1, y=y1)
+        return ActionReport(page.tab.tab_id, Action.DRAG, page.tab.url, element=rp.opt_brief(src.got.get("element")),
+                            to_element=rp.opt_brief(dst.got.get("element")), x=x1, y=y1)
 
     return await aimed(msg.timeout_s, act)
 
@@ -402,11 +403,11 @@ async def fill_form(page: Page, msg: FillForm) -> FillReport:
     fields: list[JSON] = [{"target": f.target.as_json(), "value": f.value} for f in msg.fields]
     got = await page.op("fill", {"fields": fields}, timeout_s=max(msg.timeout_s, 10))
     results = []
-    for spec, raw in zip(msg.fields, pg.items(got, "fields"), strict=False):
-        r = pg.obj(raw, "field")
+    for spec, raw in zip(msg.fields, rp.items(got, "fields"), strict=False):
+        r = rp.obj(raw, "field")
         value = r.get("value")
         error = r.get("error")
-        results.append(FieldResult(spec.target, pg.flag(r, "ok"), pg.opt_brief(r.get("element")),
+        results.append(FieldResult(spec.target, rp.flag(r, "ok"), rp.opt_brief(r.get("element")),
                                    value if isinstance(value, str | bool) else None,
                                    error if isinstance(error, str) else None))
     submitted = False
@@ -422,15 +423,15 @@ async def upload_file(page: Page, msg: UploadFile) -> UploadReport:
     args: JSONObject = {"target": msg.target.as_json()}
     doc = page.route(args)
     got = await page.op_until("pickFile", args, msg.timeout_s, doc=doc)
-    if len(msg.paths) > 1 and not pg.flag(got, "multiple"):
+    if len(msg.paths) > 1 and not rp.flag(got, "multiple"):
         raise InvalidArgument(f"the file input takes one file; {len(msg.paths)} were given",
                               hint="Pass one path, or find an input with the multiple attribute.")
     picked = await page.send("Runtime.evaluate", {"expression": "globalThis.__aibTools.takePicked()",
                                                   "contextId": await page.world(doc), "returnByValue": False}, doc)
-    object_id = pg.obj(picked.get("result"), "result").get("objectId")
+    object_id = rp.obj(picked.get("result"), "result").get("objectId")
     if not isinstance(object_id, str):
         raise ElementNotFound("the file input went away before its files were set", hint=pg.REF_HINT)
     await page.send("DOM.setFileInputFiles", {"files": list(msg.paths), "objectId": object_id}, doc, timeout_s=30)
     page.policy.check_url(page.tab.url, f"tab {page.tab.tab_id}")
-    return UploadReport(page.tab.tab_id, page.tab.url, pg.opt_brief(got.get("element")),
+    return UploadReport(page.tab.tab_id, page.tab.url, rp.opt_brief(got.get("element")),
                         tuple(UploadedFile(n, size) for n, size in zip(msg.names, msg.sizes, strict=True)))

@@ -15,7 +15,7 @@ import trio
 from supervisor.errors import BridgeError, BrowserTimeout, CdpError, NavigationFailed, PolicyDenied
 
 from ..protocol.browser_tools import History, HistoryStep, NavReport, WaitUntil
-from . import page as pg
+from . import replies as rp
 from .page import Page
 from .policy import POLICY_HINT, normalize_url, policy_host
 
@@ -84,7 +84,7 @@ async def poll_ready(page: Page) -> None:
                                   timeout_s=5)
     except BridgeError:
         return
-    state = pg.obj(got.get("result", {}), "result").get("value")
+    state = rp.obj(got.get("result", {}), "result").get("value")
     if state == "complete":
         page.tab.dcl = page.tab.load = True
     elif state == "interactive":
@@ -145,14 +145,14 @@ async def history(page: Page, msg: History) -> NavReport:
         await page.cdp.send("Page.reload", {}, timeout_s=msg.timeout_s)
     else:
         hist = await page.cdp.send("Page.getNavigationHistory", timeout_s=10)
-        entries = pg.items(hist, "entries")
-        index = pg.integer(hist, "currentIndex") + (-1 if msg.step is HistoryStep.BACK else 1)
+        entries = rp.items(hist, "entries")
+        index = rp.integer(hist, "currentIndex") + (-1 if msg.step is HistoryStep.BACK else 1)
         if not 0 <= index < len(entries):
             raise NavigationFailed(f"there is no {'previous' if msg.step is HistoryStep.BACK else 'next'} page in "
                                    f"tab {tab.tab_id}'s history", hint="navigate to a URL instead.")
-        entry = pg.obj(entries[index], "history entry")
-        page.policy.check_url(pg.text(entry, "url"), f"the {msg.step.value} history entry")
-        await page.cdp.send("Page.navigateToHistoryEntry", {"entryId": pg.integer(entry, "id")},
+        entry = rp.obj(entries[index], "history entry")
+        page.policy.check_url(rp.text(entry, "url"), f"the {msg.step.value} history entry")
+        await page.cdp.send("Page.navigateToHistoryEntry", {"entryId": rp.integer(entry, "id")},
                             timeout_s=msg.timeout_s)
     await _settle(page, seq0=seq0, blocked0=blocked0, loader=None, wait_until=msg.wait_until, deadline=deadline)
     return await report(page, msg.wait_until, blocked0)

@@ -1,16 +1,16 @@
-"""Our page script (page.js) in an isolated world of the tab's main frame (and of each cross-origin frame the policy
-allows), and the typed reading of its replies.
+"""Our page script (page_*.js, joined as one: PARTS) in an isolated world of the tab's main frame (and of each
+cross-origin frame the policy allows), and the typed reading of its replies.
 
-The world is made per document (`Page.createIsolatedWorld`, then page.js evaluated in it) and remembered until the
-tab commits another document. An op is one `Runtime.callFunctionOn` into that world. Every reply carries the
+The world is made per document (`Page.createIsolatedWorld`, then the page script evaluated in it) and remembered until
+the tab commits another document. An op is one `Runtime.callFunctionOn` into that world. Every reply carries the
 document's URL: it is checked against the domain policy before anything read is used, so a page that navigated to a
 denied host between the pre-call check and the read gives `policy_denied`, never its content.
 
 Cross-origin frames (docs/tools.md, "Cross-origin frames"): a frame whose own URL the policy allows is read in a world
 of its own — through its debugger session when it is cross-site (the extension auto-attaches those), else through the
 session of the document it is in. `open_frames` finds them and marks each one's owner element in the world of the
-document that holds it; page.js then leaves a marker where the frame's content goes, which the readers fill in. Refs
-count on from one counter per tab in every world, and the refs a frame numbered are remembered, so a ref is sent to
+document that holds it; the page script then leaves a marker where the frame's content goes, which the readers fill in.
+Refs count on from one counter per tab in every world, and the refs a frame numbered are remembered, so a ref is sent to
 the world that knows it.
 """
 
@@ -34,18 +34,21 @@ from supervisor.errors import (
 )
 
 from ..cdp import CdpTab
-from ..protocol.browser_tools import ElementBrief, Target
+from ..protocol.browser_tools import Target
 from ..protocol.common import JSON, JSONObject
 from .policy import Policy, denied
+from .replies import _obj, _str, num
 from .tab import ConsoleBuffer, FrameDoc, NetworkBuffer, ToolTab
 
-SOURCE = (Path(__file__).parent / "page.js").read_text(encoding="utf-8")
+# The page script, in parts by responsibility that open and close one closure: joined in this order, evaluated as one.
+PARTS = ("page_tree.js", "page_act.js", "page_snapshot.js", "page_read.js", "page_ops.js")
+SOURCE = "".join((Path(__file__).parent / part).read_text(encoding="utf-8") for part in PARTS)
 WORLD = "ai-bridge-tools"
 CALL = ("function (op, args, floor) { const t = globalThis.__aibTools; "
         "return t ? t.run(op, args, floor) : {ok: false, missing: true}; }")
 # Marks a frame owner (resolved into our world) as the frame the server reads under this key.
 OPEN_FRAME = "function (k) { const t = globalThis.__aibTools; return t ? t.openFrame(this, k) : false; }"
-SESSION_KEY = "aibSession"  # extension/executor.js: a command with this param goes to that frame's session
+SESSION_KEY = "aibSession"  # extension/commands.js: a command with this param goes to that frame's session
 FRAME_REFS_KEPT = 500  # (first, past-last, frame) ranges remembered per tab
 log = logging.getLogger("ai_bridge.browser_tools")
 # Chrome's words for "that document (and our world in it) is gone": make a new world and try again.
@@ -56,7 +59,7 @@ POLL_S = 0.05
 # for a page whose frames stall).
 NEXT_FRAME = ("document.hidden ? false : new Promise(r => { requestAnimationFrame(() => r(true)); "
               "setTimeout(() => r(true), 200); })")
-GUARD_KEY = "aibGuard"  # extension/executor.js: a cdp.batch command with this param is a guard
+GUARD_KEY = "aibGuard"  # extension/commands.js: a cdp.batch command with this param is a guard
 
 REF_HINT = "Take a new snapshot and use a ref from it."
 SELECTOR_HINT = "Check the selector (query with what: count), or wait_for the element first."
@@ -236,7 +239,7 @@ class Page:
                 fid, url, sec = _str(frame, "id"), _str(frame, "url"), _str(frame, "securityOrigin")
                 parent = holder.get(_str(frame, "parentId"), root_doc)
                 if sec == origin or url.startswith("about:"):
-                    holder[fid] = parent  # same origin (or its own about: document): page.js reads it in place
+                    holder[fid] = parent  # same origin (or its own about: document): the page script reads it in place
                     walk(child, session, parent, origin)
                 elif self.policy.allows(url) and url.startswith(("http:", "https:")):
                     doc = add(session, fid, url, parent, oopif=False)
@@ -462,7 +465,7 @@ def at(params: JSONObject, doc: FrameDoc | None) -> JSONObject:
 
 async def guard(page: Page, kind: str, args: JSONObject | None = None, *, doc: FrameDoc | None = None,
                 frames: tuple[str, ...] = ()) -> tuple[str, JSONObject]:
-    """A batch command the extension runs as a check: page.js's guard `kind` in our world must answer true, else
+    """A batch command the extension runs as a check: the page script's guard `kind` in our world must answer true, else
     the extension stops the batch there with policy_denied (so input or a capture right after it cannot land in
     a sealed frame, or open a denied URL, between our check and the act). In a frame's world (`doc`), and with
     `frames`: the ids of the cross-site frames the point may enter (the extension checks each one's own URL)."""
@@ -558,76 +561,3 @@ def _list(value: JSON) -> list[JSON]:
 
 def target_json(target: Target | None) -> JSON:
     return target.as_json() if target is not None else None
-
-
-# -- reading replies (the page is ours, but what it reads is the page's: every shape is checked) -----------------------
-
-
-def _obj(value: JSON, what: str) -> JSONObject:
-    if not isinstance(value, dict):
-        raise BadExtensionReply(f"{what}: expected an object from the page script, got {type(value).__name__}")
-    return value
-
-
-def _str(obj: JSONObject, key: str, default: str = "") -> str:
-    v = obj.get(key, default)
-    if v is None:
-        return default
-    if not isinstance(v, str):
-        raise BadExtensionReply(f"page script: {key!r} must be a string, got {str(v)[:80]}")
-    return v
-
-
-def num(obj: JSONObject, key: str) -> float:
-    v = obj.get(key)
-    if not isinstance(v, int | float) or isinstance(v, bool):
-        raise BadExtensionReply(f"page script: {key!r} must be a number, got {str(v)[:80]}")
-    return float(v)
-
-
-def integer(obj: JSONObject, key: str) -> int:
-    v = obj.get(key)
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise BadExtensionReply(f"page script: {key!r} must be an integer, got {str(v)[:80]}")
-    return v
-
-
-def flag(obj: JSONObject, key: str) -> bool:
-    return obj.get(key) is True
-
-
-def opt_flag(obj: JSONObject, key: str) -> bool | None:
-    v = obj.get(key)
-    return v if isinstance(v, bool) else None
-
-
-def items(obj: JSONObject, key: str) -> list[JSON]:
-    v = obj.get(key, [])
-    if not isinstance(v, list):
-        raise BadExtensionReply(f"page script: {key!r} must be a list")
-    return v
-
-
-def obj(value: JSON, what: str) -> JSONObject:
-    return _obj(value, what)
-
-
-def text(o: JSONObject, key: str, default: str = "") -> str:
-    return _str(o, key, default)
-
-
-def brief(value: JSON) -> ElementBrief:
-    o = _obj(value, "element")
-    return ElementBrief(_str(o, "ref"), _str(o, "tag"), _str(o, "role"), _str(o, "name"))
-
-
-def opt_brief(value: JSON) -> ElementBrief | None:
-    return brief(value) if isinstance(value, dict) else None
-
-
-def pairs(o: JSONObject, key: str) -> tuple[tuple[str, str], ...]:
-    out = []
-    for p in items(o, key):
-        if isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and isinstance(p[1], str):
-            out.append((p[0], p[1]))
-    return tuple(out)

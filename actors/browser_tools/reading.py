@@ -57,7 +57,7 @@ from ..protocol.browser_tools import (
 )
 from ..protocol.common import JSON, JSONObject
 from . import navigation
-from . import page as pg
+from . import replies as rp
 from .page import Page, guard, target_json
 from .policy import is_blank
 
@@ -100,12 +100,12 @@ async def snapshot(page: Page, msg: Snapshot) -> SnapshotReport:
     args: JSONObject = {"root": target_json(msg.root), "interactiveOnly": msg.interactive_only,
                         "roles": list(msg.roles), "maxDepth": msg.max_depth, "maxChars": msg.max_chars}
     got = await whole(page, "snapshot", args, timeout_s=30)
-    text, nodes, refs = pg.text(got, "text"), pg.integer(got, "nodes"), pg.integer(got, "refs")
-    truncated = pg.flag(got, "truncated")
+    text, nodes, refs = rp.text(got, "text"), rp.integer(got, "nodes"), rp.integer(got, "refs")
+    truncated = rp.flag(got, "truncated")
     if "\x00F" in text:
         text, nodes, refs, cut = await _snapshot_frames(page, text, args, nodes, refs, [MAX_FRAME_READS])
         truncated |= cut
-    chars = pg.integer(got, "chars") if "\x00" not in pg.text(got, "text") else len(text)
+    chars = rp.integer(got, "chars") if "\x00" not in rp.text(got, "text") else len(text)
     return SnapshotReport(page.tab.tab_id, page.tab.url, page.tab.title, text, nodes, refs, chars, truncated)
 
 
@@ -113,7 +113,7 @@ async def _snapshot_frames(page: Page, text: str, args: JSONObject, nodes: int, 
                            budget: list[int]) -> tuple[str, int, int, bool]:
     """The snapshot with each open frame's marker line replaced by that frame's snapshot, indented under its
     iframe line, within max_chars."""
-    max_chars = pg.integer(args, "maxChars")
+    max_chars = rp.integer(args, "maxChars")
     max_depth = args.get("maxDepth")
     out: list[str] = []
     size = 0
@@ -140,8 +140,8 @@ async def _snapshot_frames(page: Page, text: str, args: JSONObject, nodes: int, 
                 head, sep, ref = out[-1].rpartition(" [ref=")
                 out[-1] = f"{head}{SEALED_MARK}{sep}{ref}" if sep else out[-1] + SEALED_MARK
             continue
-        inner, n, r = pg.text(sub, "text"), pg.integer(sub, "nodes"), pg.integer(sub, "refs")
-        truncated |= pg.flag(sub, "truncated")
+        inner, n, r = rp.text(sub, "text"), rp.integer(sub, "nodes"), rp.integer(sub, "refs")
+        truncated |= rp.flag(sub, "truncated")
         if "\x00F" in inner:
             inner, n, r, cut = await _snapshot_frames(page, inner, {**args, "maxDepth": depth}, n, r, budget)
             truncated |= cut
@@ -208,8 +208,8 @@ async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
         capture: tuple[str, JSONObject] = ("Page.captureScreenshot", fmt)
     elif msg.mode is ShotMode.FULL_PAGE:
         metrics = (await page.cdp.batch([front, ("Page.getLayoutMetrics", {})], timeout_s=10))[1]
-        size = pg.obj(metrics.get("cssContentSize") or metrics.get("contentSize"), "contentSize")
-        width, full_height = pg.num(size, "width"), pg.num(size, "height")
+        size = rp.obj(metrics.get("cssContentSize") or metrics.get("contentSize"), "contentSize")
+        width, full_height = rp.num(size, "width"), rp.num(size, "height")
         clip, truncated = _capped({"x": 0, "y": 0, "width": width, "height": full_height, "scale": 1},
                                   _scale(page))
         capture = ("Page.captureScreenshot", {**fmt, "clip": clip, "captureBeyondViewport": True})
@@ -220,9 +220,9 @@ async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
                                   hint="Take a screenshot of the iframe element's own page (navigate to its URL), "
                                   "or read the frame with snapshot or get_text.")
         got = await page.op_until("rect", {"target": msg.target.as_json()}, msg.timeout_s)
-        element = pg.opt_brief(got.get("element"))
-        clip, truncated = _capped({"x": pg.num(got, "x"), "y": pg.num(got, "y"), "width": pg.num(got, "width"),
-                                   "height": pg.num(got, "height"), "scale": 1}, _scale(page))
+        element = rp.opt_brief(got.get("element"))
+        clip, truncated = _capped({"x": rp.num(got, "x"), "y": rp.num(got, "y"), "width": rp.num(got, "width"),
+                                   "height": rp.num(got, "height"), "scale": 1}, _scale(page))
         capture = ("Page.captureScreenshot", {**fmt, "clip": clip})
     await page.op("mask")
     warning: str | None = None
@@ -239,10 +239,10 @@ async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
                     raise
                 if "clip" not in capture[1]:  # the viewport: the same picture as a clip, which can be scaled
                     metrics = (await page.cdp.batch([("Page.getLayoutMetrics", {})], timeout_s=10))[0]
-                    vv = pg.obj(metrics.get("cssVisualViewport"), "cssVisualViewport")
+                    vv = rp.obj(metrics.get("cssVisualViewport"), "cssVisualViewport")
                     capture = ("Page.captureScreenshot", {**capture[1], "clip": {
-                        "x": pg.num(vv, "pageX"), "y": pg.num(vv, "pageY"), "width": pg.num(vv, "clientWidth"),
-                        "height": pg.num(vv, "clientHeight"), "scale": 1}})
+                        "x": rp.num(vv, "pageX"), "y": rp.num(vv, "pageY"), "width": rp.num(vv, "clientWidth"),
+                        "height": rp.num(vv, "clientHeight"), "scale": 1}})
                 capture, shot_format, warning = _smaller(capture, over, msg.format)
     finally:
         with trio.CancelScope(shield=True), trio.move_on_after(5):
@@ -251,7 +251,7 @@ async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
             except BridgeError as exc:  # the page went away: nothing is left to restore
                 log.debug("tab %d: unmask after a screenshot failed: %s", page.tab.tab_id, exc)
     page.policy.check_url(page.tab.url, f"tab {page.tab.tab_id}")
-    data = pg.text(shot, "data")
+    data = rp.text(shot, "data")
     width_px, height_px = image_size(data, shot_format)
     if warning is not None:
         log.info("tab %d: screenshot: %s", page.tab.tab_id, warning)
@@ -275,7 +275,7 @@ def _smaller(capture: tuple[str, JSONObject], size: int,
     """The next capture to try after one of `size` characters did not fit a frame: JPEG first, then scaled down
     (the clip's scale) by the square root of how far over it was, with a margin."""
     method, params = capture
-    clip = pg.obj(params.get("clip"), "clip")
+    clip = rp.obj(params.get("clip"), "clip")
     scale = float(str(clip.get("scale", 1)))
     if params.get("format") != "jpeg":
         params = {**params, "format": "jpeg", "quality": JPEG_FALLBACK_QUALITY}
@@ -296,10 +296,10 @@ async def get_text(page: Page, msg: GetText) -> TextReport:
     timeout_s = max(msg.timeout_s, 10)
     if op != "text":
         got = await page.op(op, args, timeout_s=timeout_s)
-        return TextReport(page.tab.tab_id, page.tab.url, page.tab.title, msg.kind, pg.text(got, "text"),
-                          pg.integer(got, "chars"), pg.flag(got, "truncated"))
+        return TextReport(page.tab.tab_id, page.tab.url, page.tab.title, msg.kind, rp.text(got, "text"),
+                          rp.integer(got, "chars"), rp.flag(got, "truncated"))
     got = await whole(page, "text", args, timeout_s=timeout_s)
-    text, chars, truncated = pg.text(got, "text"), pg.integer(got, "chars"), pg.flag(got, "truncated")
+    text, chars, truncated = rp.text(got, "text"), rp.integer(got, "chars"), rp.flag(got, "truncated")
     if "\x00" in text:
         full = await _text_frames(page, text, msg.max_chars, [MAX_FRAME_READS])
         chars += len(full) - len(text)
@@ -318,7 +318,7 @@ async def _text_frames(page: Page, text: str, max_chars: int, budget: list[int])
         parts.append(text[last:m.start()])
         last = m.end()
         sub = await _in_frame(page, int(m.group(1)), "text", {"target": None, "max": max_chars}, budget)
-        inner = pg.text(sub, "text") if sub is not None else "[cross-origin or not allowed: not inspected]"
+        inner = rp.text(sub, "text") if sub is not None else "[cross-origin or not allowed: not inspected]"
         parts.append(await _text_frames(page, inner, max_chars, budget) if "\x00" in inner else inner)
     parts.append(text[last:])
     return "".join(parts)
@@ -328,16 +328,16 @@ async def extract_links(page: Page, msg: ExtractLinks) -> LinksReport:
     args: JSONObject = {"target": target_json(msg.target), "contains": msg.contains,
                         "internalOnly": msg.internal_only, "limit": msg.limit}
     got = await whole(page, "links", args, timeout_s=max(msg.timeout_s, 10))
-    found, total = pg.items(got, "links"), pg.integer(got, "total")
+    found, total = rp.items(got, "links"), rp.integer(got, "total")
     if msg.target is None:
         # The open frames' links too; `internal` still means the tab's own origin.
         origin = urlsplit(page.tab.url)
         sub_args = {**args, "origin": f"{origin.scheme}://{origin.netloc}"}
         for sub in await _frames_op(page, got, "links", sub_args):
-            found = [*found, *pg.items(sub, "links")][:msg.limit]
-            total += pg.integer(sub, "total")
-    links = tuple(Link(pg.text(o, "text"), pg.text(o, "href"), pg.flag(o, "internal"), pg.text(o, "rel"))
-                  for o in (pg.obj(v, "link") for v in found))
+            found = [*found, *rp.items(sub, "links")][:msg.limit]
+            total += rp.integer(sub, "total")
+    links = tuple(Link(rp.text(o, "text"), rp.text(o, "href"), rp.flag(o, "internal"), rp.text(o, "rel"))
+                  for o in (rp.obj(v, "link") for v in found))
     return LinksReport(page.tab.tab_id, page.tab.url, links, total, total > len(links))
 
 
@@ -345,12 +345,12 @@ async def _frames_op(page: Page, got: JSONObject, op: str, args: JSONObject) -> 
     """`op` in every open frame the reply listed, and in the open frames those list (depth first)."""
     out: list[JSONObject] = []
     budget = [MAX_FRAME_READS]
-    todo = [k for k in pg.items(got, "open") if isinstance(k, int)]
+    todo = [k for k in rp.items(got, "open") if isinstance(k, int)]
     while todo:
         sub = await _in_frame(page, todo.pop(0), op, args, budget)
         if sub is not None:
             out.append(sub)
-            todo = [*(k for k in pg.items(sub, "open") if isinstance(k, int)), *todo]
+            todo = [*(k for k in rp.items(sub, "open") if isinstance(k, int)), *todo]
     return out
 
 
@@ -358,27 +358,27 @@ def _visibility(value: JSON) -> Visibility | None:
     if not isinstance(value, dict):
         return None
     box = value.get("box")
-    return Visibility(pg.flag(value, "visible"), pg.flag(value, "inViewport"),
-                      Box(pg.num(box, "x"), pg.num(box, "y"), pg.num(box, "width"), pg.num(box, "height"))
-                      if isinstance(box, dict) else None, pg.text(value, "reason"))
+    return Visibility(rp.flag(value, "visible"), rp.flag(value, "inViewport"),
+                      Box(rp.num(box, "x"), rp.num(box, "y"), rp.num(box, "width"), rp.num(box, "height"))
+                      if isinstance(box, dict) else None, rp.text(value, "reason"))
 
 
 def _state(value: JSON) -> ElementState | None:
     if not isinstance(value, dict):
         return None
     v = value.get("value")
-    return ElementState(pg.flag(value, "enabled"), pg.flag(value, "editable"), pg.flag(value, "focused"),
-                        pg.opt_flag(value, "checked"), pg.opt_flag(value, "selected"), pg.opt_flag(value, "expanded"),
-                        pg.flag(value, "required"), v if isinstance(v, str) else None)
+    return ElementState(rp.flag(value, "enabled"), rp.flag(value, "editable"), rp.flag(value, "focused"),
+                        rp.opt_flag(value, "checked"), rp.opt_flag(value, "selected"), rp.opt_flag(value, "expanded"),
+                        rp.flag(value, "required"), v if isinstance(v, str) else None)
 
 
 def _fields(values: list[JSON]) -> tuple[FormField, ...]:
     out = []
     for raw in values:
-        f = pg.obj(raw, "field")
+        f = rp.obj(raw, "field")
         v = f.get("value")
-        out.append(FormField(pg.text(f, "name"), pg.text(f, "type"), v if isinstance(v, str) else None,
-                             pg.opt_flag(f, "checked"), pg.brief(f.get("element"))))
+        out.append(FormField(rp.text(f, "name"), rp.text(f, "type"), v if isinstance(v, str) else None,
+                             rp.opt_flag(f, "checked"), rp.brief(f.get("element"))))
     return tuple(out)
 
 
@@ -386,23 +386,23 @@ async def query(page: Page, msg: Query) -> QueryReport:
     args: JSONObject = {"what": msg.what.value, "target": target_json(msg.target), "text": msg.text,
                         "exact": msg.exact, "properties": list(msg.properties), "limit": msg.limit}
     got = await whole(page, "query", args, timeout_s=max(msg.timeout_s, 10))
-    found, count = pg.items(got, "elements"), pg.integer(got, "count")
+    found, count = rp.items(got, "elements"), rp.integer(got, "count")
     if msg.what is not QueryWhat.METADATA and (msg.target is None or msg.target.ref is None):
         # What the selector (or the text) matches in the open frames too.
         for sub in await _frames_op(page, got, "query", args):
-            found = [*found, *pg.items(sub, "elements")][:msg.limit]
-            count += pg.integer(sub, "count")
+            found = [*found, *rp.items(sub, "elements")][:msg.limit]
+            count += rp.integer(sub, "count")
     elements = []
     for raw in found:
-        e = pg.obj(raw, "element")
-        elements.append(ElementInfo(pg.brief(e.get("element")), pg.text(e, "text"), pg.pairs(e, "attributes"),
-                                    pg.pairs(e, "styles"), _visibility(e.get("visibility")), _state(e.get("state")),
-                                    _fields(pg.items(e, "fields"))))
+        e = rp.obj(raw, "element")
+        elements.append(ElementInfo(rp.brief(e.get("element")), rp.text(e, "text"), rp.pairs(e, "attributes"),
+                                    rp.pairs(e, "styles"), _visibility(e.get("visibility")), _state(e.get("state")),
+                                    _fields(rp.items(e, "fields"))))
     meta = got.get("metadata")
     metadata = None
     if isinstance(meta, dict):
-        metadata = PageMetadata(pg.text(meta, "title"), pg.text(meta, "lang"), pg.text(meta, "charset"),
-                                pg.text(meta, "description"), pg.text(meta, "canonical"), pg.pairs(meta, "meta"))
+        metadata = PageMetadata(rp.text(meta, "title"), rp.text(meta, "lang"), rp.text(meta, "charset"),
+                                rp.text(meta, "description"), rp.text(meta, "canonical"), rp.pairs(meta, "meta"))
     return QueryReport(page.tab.tab_id, page.tab.url, msg.what, count, tuple(elements), metadata)
 
 
@@ -425,7 +425,7 @@ async def wait_for(page: Page, msg: WaitFor) -> WaitReport:
 
     def done(element: JSON = None) -> WaitReport:
         return WaitReport(page.tab.tab_id, page.tab.url, condition, (trio.current_time() - start) * 1000,
-                          pg.opt_brief(element))
+                          rp.opt_brief(element))
 
     if msg.time_s is not None:
         await trio.sleep(min(msg.time_s, msg.timeout_s))
@@ -439,7 +439,7 @@ async def wait_for(page: Page, msg: WaitFor) -> WaitReport:
     deadline = start + msg.timeout_s
     while True:
         got = await page.op("check", args, timeout_s=10)
-        if pg.flag(got, "matched"):
+        if rp.flag(got, "matched"):
             return done(got.get("element"))
         if trio.current_time() + WAIT_POLL_S > deadline:
             raise BrowserTimeout(f"wait_for: {condition} did not happen within {msg.timeout_s:g} s",
@@ -515,7 +515,7 @@ async def response_body(page: Page, msg: NetworkLog) -> NetworkBody:
     except CdpError as exc:
         raise InvalidArgument(f"Chrome no longer has the body of network entry {msg.body_of}: {exc.message[:200]}",
                               hint="Bodies are kept for a while only; reload and read it sooner.") from exc
-    data = pg.text(got, "body")
+    data = rp.text(got, "body")
     encoded = got.get("base64Encoded") is True
     if encoded and not msg.binary:
         try:
@@ -543,18 +543,18 @@ async def evaluate(page: Page, msg: Eval) -> EvalReport:
             raise
         # Chrome refused the value itself (e.g. a DOM node cannot be returned by value): the script's problem.
         return EvalReport(tab.tab_id, tab.url, False, None, "error", exc.message[:2000], False)
-    url = pg.obj(results[1].get("result"), "result").get("value")
+    url = rp.obj(results[1].get("result"), "result").get("value")
     page.policy.check_url(url if isinstance(url, str) else "", f"tab {tab.tab_id}")
     if isinstance(url, str) and is_blank(url):
         await page.op("hello")  # an about:blank document is judged by its origin (checked on the op's reply)
     details = results[0].get("exceptionDetails")
-    result = pg.obj(results[0].get("result", {}), "result")
+    result = rp.obj(results[0].get("result", {}), "result")
     if isinstance(details, dict):
         exc_obj = details.get("exception")
         text = exc_obj.get("description") if isinstance(exc_obj, dict) else None
         return EvalReport(tab.tab_id, tab.url, False, None, "exception",
                           (text if isinstance(text, str) else str(details.get("text", "exception")))[:4000], False)
-    kind = pg.text(result, "type") + (f":{pg.text(result, 'subtype')}" if result.get("subtype") else "")
+    kind = rp.text(result, "type") + (f":{rp.text(result, 'subtype')}" if result.get("subtype") else "")
     value: JSON = result.get("value")
     if "value" not in result:
         unser = result.get("unserializableValue")
