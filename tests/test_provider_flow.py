@@ -20,7 +20,7 @@ from actors.protocol.relay import ExtCommand
 from actors.protocol.session_store import SessionEntry
 from actors.provider import drift
 from actors.provider.flowkit import AskBudget, Stuck, StuckKind, is_suspicious, normalize, question_shown
-from actors.provider.page import BadPageReport, NoticeKind, PageState
+from actors.provider.page import BadPageReport, Extracted, NoticeKind, PageState
 from actors.provider.sites import chatgpt, gemini
 from actors.provider.tab import AskMemo, ProviderMemory, Tabs, TabSession
 from actors.provider.table import Completion, Newline, TypePhase, Watch
@@ -842,3 +842,34 @@ async def test_only_tabs_ai_bridge_opened_are_driven_unless_use_open_tabs(
     # a tab that reused the id after a browser restart is not ours
     stranger = TabInfo(9, "https://chatgpt.com/", window_id=7)
     assert await tabs_with(FakeExtension([stranger]), ProviderMemory({9: 2})).pick(session) is None
+
+
+# --- read ahead (the watcher's extraction in the state that completes the ask) ---------------------------------------
+
+
+@pytest.mark.parametrize(("thinking_done", "visible_at_end", "read_ahead_used"), [
+    (False, True, True), (True, True, False), (False, False, False)])
+async def test_the_completing_states_read_ahead_is_the_answer_unless_the_page_must_change_first(
+        autojump_clock: trio.testing.MockClock, thinking_done: bool, visible_at_end: bool,
+        read_ahead_used: bool) -> None:
+    """A read ahead describes the DOM of the very state that completed the ask: taken as is, with no call to the
+    page. Where the flow must change the page first (expand the thinking, bring the tab to the front), it reads
+    again, since the read ahead no longer describes the page."""
+    done_at: list[int] = []
+
+    async def respond(page: FakePage, question: str) -> None:
+        await answers_in(page, question, text="The page's answer, read by the flow.")
+        done_at.append(len(page.actions))  # what the flow does from here on is reading the finished answer
+        page.update(thinking_done=thinking_done, visible=visible_at_end,
+                    read=Extracted("The watcher's read ahead of the same answer.", "content"))
+
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery, respond=respond)
+        r = make_flow(page, chatgpt.TABLE)
+        out = await r.flow.run()
+        nursery.cancel_scope.cancel()
+    extracts = [a for a in page.actions[done_at[0]:] if a.startswith("extract")]
+    if read_ahead_used:
+        assert out.answer == "The watcher's read ahead of the same answer." and extracts == []
+    else:
+        assert out.answer == "The page's answer, read by the flow." and extracts

@@ -53,6 +53,8 @@ class AnswerReading:
         moment after the site finished (render lag, a re-shown tab re-rendering): it is waited for before any wider
         anchor looks around the turn, and whatever page chrome those find is never the answer — the wait goes on
         (seed 3.5's 120 s, within the deadline), then ends in `AnswerNotFound`."""
+        if st.read is not None and st.read.text.strip() and st.visible and not st.thinking_done:
+            return st.read  # read by the watcher from the very DOM that completed the ask (page.py `read`)
         if not st.visible:
             await self.make_visible()
         if st.thinking_done:

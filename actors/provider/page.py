@@ -123,6 +123,9 @@ class PageState:
     # A bot check stands where the site should be (Cloudflare's "Verify you are human", "Just a moment…"): the
     # table's `challenge` selectors or labels (issue 40). Nothing can be typed until a person completes it.
     challenge: bool = False
+    # Read ahead (watcher.js): the answer's own-content extraction of the DOM this state describes, on a state that
+    # looks finished; the flow uses it when this state completes the ask, instead of reading again.
+    read: Extracted | None = None
 
     @property
     def load_failed(self) -> bool:
@@ -166,12 +169,14 @@ class PageState:
             fallbacks=_names(obj.get("fallbacks", []), what),
             last_solid=_optional(obj, "lastSolid", int, 0, what),
             last_media=_optional(obj, "lastMedia", int, 0, what),
-            challenge=_optional(obj, "challenge", bool, False, what))
+            challenge=_optional(obj, "challenge", bool, False, what), read=_read_ahead(obj.get("read")))
 
     def as_json(self) -> dict[str, object]:
         """For snapshots and debug dumps, with the watcher's own (camelCase) names."""
         out: dict[str, object] = {}
         for key, value in attrs.asdict(self, recurse=False).items():
+            if key == "read":
+                value = None if self.read is None else {"how": self.read.how, "chars": len(self.read.text)}
             head, *rest = key.split("_")
             out[head + "".join(w.title() for w in rest)] = value
         out["notice"] = None if self.notice is None else {"kind": self.notice.kind.value, "text": self.notice.text,
@@ -195,6 +200,16 @@ class Extracted:
         return cls(_field(obj, "text", str, "extracted answer"), _field(obj, "how", str, "extracted answer")[:40],
                    error[:300] if isinstance(error, str) else None,
                    _optional(obj, "plain", bool, False, "extracted answer"))
+
+
+def _read_ahead(value: JSON) -> Extracted | None:
+    """A report's read-ahead answer, or None: a malformed one is only a missed shortcut (the flow reads itself)."""
+    if value is None:
+        return None
+    try:
+        return Extracted.parse(value)
+    except BadPageReport:
+        return None
 
 
 @attrs.frozen

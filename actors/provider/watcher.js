@@ -57,6 +57,8 @@ function install(cfg, binding, S) {
   const labelOf = (el) => ((el.getAttribute('aria-label') || '') + ' ' + (el.textContent || '')).trim();
   const hasLabel = (el, labels) => { const t = labelOf(el); return labels.some((l) => l && t.includes(l)); };
   const squash = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  const bare = (s) => (s || '').replace(/\s+/g, '');
+  const READ_AHEAD_MAX = 200000;  // characters: a longer answer is read by the flow's own call
   const hasLabelCI = (el, labels) => {
     const t = labelOf(el).toLowerCase();
     return labels.some((l) => l && t.includes(l.toLowerCase()));
@@ -364,6 +366,17 @@ function install(cfg, binding, S) {
     W.last = key;
     st.seq = ++W.seq;
     st.at = Date.now();
+    // Read ahead: a state that looks finished (the sent question answered, its finished-turn buttons, nothing still
+    // streaming or thinking, the tab visible) carries the answer's own-content extraction of this very DOM, so the
+    // flow need not ask for it again when this state completes the ask (the time to the client). Never before the
+    // question is in the thread, never a big one (an event's frame), never while thinking could still be expanded.
+    if (W.question && st.answered && st.lastHasFeedback && st.visible && !st.stop && !st.thinking
+        && !st.thinkingDone && !st.generatingText && bare(st.lastUser).includes(bare(W.question).slice(0, 200))) {
+      try {
+        const read = W.extract(true);
+        if (read.text.length <= READ_AHEAD_MAX) st.read = read;
+      } catch (e) { /* the flow reads it itself */ }
+    }
     try { window[binding](JSON.stringify(st)); } catch (e) { /* binding gone: the server polls instead */ }
   };
 
