@@ -239,6 +239,11 @@ MUTATIONS: tuple[Mutation, ...] = (
       "    return False",
       f"{FLOW}::test_an_answer_shorter_than_the_page_showed_is_read_again_by_the_whole_turn",
       f"{FLOW}::test_an_answer_still_short_is_never_ok"),
+    m("read-ahead-of-a-changed-page", "a read ahead is the answer only while it still describes the page",
+      "actors/provider/answer_read.py",
+      "if st.read is not None and st.read.text.strip() and st.visible and not st.thinking_done:",
+      "if st.read is not None and st.read.text.strip():",
+      f"{FLOW}::test_the_completing_states_read_ahead_is_the_answer_unless_the_page_must_change_first"),
     m("send-despite-refused-file", "a file the site refuses ends the ask before the question is sent",
       "actors/provider/attach.py", "        if notices := [t for t in now.refused if t not in before.refused]:\n",
       "        if notices := [t for t in now.refused if t not in before.refused]:\n"
