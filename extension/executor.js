@@ -373,6 +373,8 @@ export class Executor {
     const depth = up ? up.depth + 1 : 1;
     if (lease?.kind !== 'general' || targetInfo.type !== 'iframe' || (parent !== null && !up)
         || depth > MAX_FRAME_DEPTH || lease.children.size >= MAX_FRAMES) {
+      // Something that may show in the page (not a worker) and goes unobserved: screenshots count the frames again.
+      if (lease?.kind === 'general' && !/work(er|let)$/.test(String(targetInfo.type ?? ''))) lease.unseenTargets = true;
       // A worker, a frame too deep, or no lease of ours: let it run unobserved.
       chrome.debugger.sendCommand({ tabId: source.tabId, ...(parent ? { sessionId: parent } : {}) },
         'Target.detachFromTarget', { sessionId }).catch(() => {});
@@ -449,7 +451,11 @@ export class Executor {
         throw new CommandError('cdp_error', `${method}: ${String(e?.message ?? e)}`);
       }
     };
-    const census = guard.shot === true || (guard.focus === true && verdict === 'unseen');
+    // A page with no frame at all holds none in a closed shadow root either: the census (the whole DOM, pierced:
+    // several ms on a large page) is then skipped. A frame of this process is in the frame tree (a closed shadow
+    // root's too); a cross-site one has a session (lease.children) or was refused one (lease.unseenTargets).
+    const census = (guard.shot === true || (guard.focus === true && verdict === 'unseen'))
+      && await this._anyFrames(target, lease, session);
     if (!guard.point && !census) return;
     await send('DOM.enable');
     try {
@@ -503,6 +509,19 @@ export class Executor {
     }
   }
 
+  /** Whether the document of `target` (the tab's, or a frame session's) may hold a frame: any child frame in its
+   * frame tree, a frame session of the tab, or a target the tab's lease refused to observe since its last commit. */
+  async _anyFrames(target, lease, session) {
+    if (session !== null || lease.children.size > 0 || lease.unseenTargets) return true;
+    try {
+      const tree = await chrome.debugger.sendCommand(target, 'Page.getFrameTree');
+      const root = tree?.frameTree;
+      return !root || (root.childFrames?.length ?? 0) > 0;
+    } catch (e) {
+      throw new CommandError('cdp_error', `Page.getFrameTree: ${String(e?.message ?? e)}`);
+    }
+  }
+
   async _send(tabId, method, cdpParams, sessionId = null) {
     try {
       // Verbatim; e.g. Runtime.evaluate of `undefined` has no result.value and that is passed on as is.
@@ -529,6 +548,7 @@ export class Executor {
       lease.url = params.frame.unreachableUrl || params.frame.url;
       lease.mainFrameId = params.frame.id;
       lease.blankOrigin = null;
+      lease.unseenTargets = false; // the old document's targets go with it
     }
     if (lease?.subs.has(method)) {
       // A page decides how big an event is (a console string of 5 MB, a 1 MB script URL): cut it to fit one frame.
@@ -774,7 +794,7 @@ const HANDLERS = {
     }
     const lease = {
       conn, ready: null, subs: new Set(), url: tab.url || tab.pendingUrl, kind: policy ? 'general' : 'provider', policy,
-      mainFrameId: null, blankOrigin: null, children: new Map(),
+      mainFrameId: null, blankOrigin: null, children: new Map(), unseenTargets: false,
     };
     lease.ready = policy ? this._attachGeneral(tabId, lease) : this._attach(tabId);
     this.leases.set(tabId, lease);

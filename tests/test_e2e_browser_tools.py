@@ -868,3 +868,10 @@ async def test_frames_in_closed_shadow_roots_are_refused(toolsite: ToolSite, sha
         await eventually(lambda: in_frame(dt, hidden, "document.activeElement.id === 'q'"), 5, "focus in the frame")
         assert "closed shadow" in await fails(b, "press", {"key": "a"}, "policy_denied")
         assert await in_frame(dt, hidden, "document.getElementById('q').value") == ""
+
+        # The page's only frame in a closed shadow root, cross-site or of the page's own origin: still counted.
+        for which, url in (("denied", "https://denied.test/frame-secret"), ("same", "")):
+            await ok(b, "navigate", {"url": f"https://allowed.test/closed-frame?{which}"})
+            if which == "denied":
+                await frame_target(dt, url)  # attached in a process of its own (the extension holds a session)
+            assert "closed shadow" in await fails(b, "screenshot", {}, "policy_denied"), which

@@ -17,7 +17,7 @@ import supervisor
 from .conftest import REPO
 
 EXTENSION = REPO / "extension"
-RECORDED = ("0.5.0", "0fedd9d57c1159d2e6933597e1a803b6b643231bc860681560ec29a465cf6638")
+RECORDED = ("0.5.0", "7bafcf3415ec58c93173ee2d272c0647edd1e830dc613e0aa01f1502a4484861")
 
 
 def extension_hash() -> str:
