@@ -345,8 +345,12 @@ export class Executor {
   async _sendGeneral(lease, tabId, { method, params: cdpParams, guard, session }, policy) {
     if (session !== null) this._checkFrame(lease, tabId, this._child(lease, session), method, policy);
     else await this._checkGeneral(lease, tabId, method, cdpParams, policy);
+    // A screenshot's guard: the frame tree is read alongside the page's own check (both after the capture).
+    const frames = guard?.shot === true ? this._anyFrames(session ? { tabId, sessionId: session } : { tabId }, lease,
+      session) : null;
+    frames?.catch(() => {}); // (awaited below unless the page's check failed first)
     const result = await this._send(tabId, method, cdpParams, session);
-    if (guard) await this._guard(tabId, lease, guard, checkGuard(result), policy, session);
+    if (guard) await this._guard(tabId, lease, guard, checkGuard(result), policy, session, frames);
     return result;
   }
 
@@ -441,7 +445,7 @@ export class Executor {
   /** After a page guard said yes: what the page script cannot see, checked through the DOM domain. A point must
    * not land on a frame owner (a cross-process frame) or inside a frame outside the policy; a screenshot, or keys
    * whose focus the page could not place, must not meet a frame inside a closed shadow root. */
-  async _guard(tabId, lease, guard, verdict, policy, session = null) {
+  async _guard(tabId, lease, guard, verdict, policy, session = null, frames = null) {
     const target = session ? { tabId, sessionId: session } : { tabId };
     const root = session ? this._child(lease, session).targetId : lease.mainFrameId;
     const send = async (method, params = {}) => {
@@ -455,7 +459,7 @@ export class Executor {
     // several ms on a large page) is then skipped. A frame of this process is in the frame tree (a closed shadow
     // root's too); a cross-site one has a session (lease.children) or was refused one (lease.unseenTargets).
     const census = (guard.shot === true || (guard.focus === true && verdict === 'unseen'))
-      && await this._anyFrames(target, lease, session);
+      && await (frames ?? this._anyFrames(target, lease, session));
     if (!guard.point && !census) return;
     await send('DOM.enable');
     try {

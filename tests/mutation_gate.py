@@ -184,8 +184,7 @@ MUTATIONS: tuple[Mutation, ...] = (
       "        pass",
       "tests/test_browser_tools_gaps.py::test_the_server_checks_the_document_each_read_came_from"),
     m("tools-shot-document-unchecked", "a screenshot is checked against the policy by its document's URL",
-      "actors/browser_tools/reading.py", '        page.op_reply(results[0], "mask")\n        page.op_reply(results[4], '
-      '"unmask")\n', "",
+      "actors/browser_tools/reading.py", '        page.op_reply(results[0], "mask")\n', "",
       "tests/test_browser_tools_gaps.py::test_a_screenshot_of_a_document_outside_the_policy_is_refused"),
     m("tools-network-secrets-shown", "network_log stores credential headers as [redacted]",
       "actors/browser_tools/redact.py", "    if secret_name(name):\n        return REDACTED",

@@ -721,6 +721,8 @@ async def test_denied_frames_are_neither_shown_nor_driven(toolsite: ToolSite, sh
         # Screenshots: the denied frame's pixels (a red page) are masked, the allowed page around it is not.
         for args in ({}, {"mode": "full_page"}, {"selector": "#df"}):
             assert red_pixels(await succeeds(b, "screenshot", args)) == 0, args
+        top = next(p["targetId"] for p in await dt.pages("https://allowed.test/denied-frame"))
+        assert await page_eval(dt, top, "getComputedStyle(df).visibility") == "visible"  # shown again after each
         assert "allowed text" in await text_of(b, "#mine")
         snap = (await ok(b, "snapshot"))["snapshot"]
         assert "not inspected" in snap and "DENIED FRAME" not in snap

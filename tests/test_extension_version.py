@@ -17,7 +17,7 @@ import supervisor
 from .conftest import REPO
 
 EXTENSION = REPO / "extension"
-RECORDED = ("0.5.0", "7bafcf3415ec58c93173ee2d272c0647edd1e830dc613e0aa01f1502a4484861")
+RECORDED = ("0.5.0", "fccd610bc6ed0926e8830285d81f2748b63eaa450c7c01cc63841be2f79c8ca2")
 
 
 def extension_hash() -> str:

@@ -207,9 +207,9 @@ async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
     truncated = False
     full_height: float | None = None
     # Sealed frames (cross-origin, or outside the policy) are hidden while the picture is taken, all in one extension
-    # batch: mask, bring to front, capture, the guard (it refuses the picture if the page touched the mask meanwhile),
-    # unmask. The mask op's reply is also the policy check on the document (its URL and origin: an about:blank popup
-    # a denied frame filled is refused), made before the picture is used.
+    # batch: mask, bring to front, capture, the guard (it refuses the picture if the page touched the mask meanwhile,
+    # and unmasks). The mask op's reply is also the policy check on the document (its URL and origin: an about:blank
+    # popup a denied frame filled is refused), made before the picture is used.
     if msg.mode is ShotMode.VIEWPORT:
         capture: tuple[str, JSONObject] = ("Page.captureScreenshot", fmt)
     elif msg.mode is ShotMode.FULL_PAGE:
@@ -239,8 +239,7 @@ async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
         while True:
             try:
                 results = await page.cdp.batch([await page.op_command("mask"), front, capture,
-                                                await guard(page, "mask"), await page.op_command("unmask")],
-                                               timeout_s=60)
+                                                await guard(page, "mask")], timeout_s=60)
                 unmasked = True
                 break
             except BridgeError as exc:
@@ -265,10 +264,9 @@ async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
                         "height": pg.num(vv, "clientHeight"), "scale": 1}})
                 capture, shot_format, warning = _smaller(capture, over, msg.format)
         page.op_reply(results[0], "mask")
-        page.op_reply(results[4], "unmask")
         shot = results[2]
     finally:
-        if not unmasked:  # the batch stopped before its unmask
+        if not unmasked:  # the batch stopped before its guard
             with trio.CancelScope(shield=True), trio.move_on_after(5):
                 try:
                     await page.op("unmask")
