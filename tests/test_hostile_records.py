@@ -233,7 +233,7 @@ async def _restore(rec):  # type: ignore[no-untyped-def]
     return jobs.Job.restore(rec, T0 + dt.timedelta(days=1))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.recursive(st.text(st.characters() | st.characters(categories=["Cs"]) | st.characters(codec="ascii"))
                     | st.integers() | st.none(),
                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
