@@ -247,7 +247,7 @@ export const HANDLERS = {
     }
     const lease = {
       conn, ready: null, subs: new Set(), url: tab.url || tab.pendingUrl, kind: policy ? 'general' : 'provider', policy,
-      mainFrameId: null, blankOrigin: null, children: new Map(),
+      mainFrameId: null, blankOrigin: null, children: new Map(), unseenTargets: false,
     };
     lease.ready = policy ? this._attachGeneral(tabId, lease) : this._attach(tabId);
     this.leases.set(tabId, lease);

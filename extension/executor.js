@@ -289,8 +289,12 @@ export class Executor {
   async _sendGeneral(lease, tabId, { method, params: cdpParams, guard, session }, policy) {
     if (session !== null) this._checkFrame(lease, tabId, this._child(lease, session), method, policy);
     else await this._checkGeneral(lease, tabId, method, cdpParams, policy);
+    // A screenshot's guard: the frame tree is read alongside the page's own check (both after the capture).
+    const frames = guard?.shot === true ? this._anyFrames(session ? { tabId, sessionId: session } : { tabId }, lease,
+      session) : null;
+    frames?.catch(() => {}); // (awaited below unless the page's check failed first)
     const result = await this._send(tabId, method, cdpParams, session);
-    if (guard) await this._guard(tabId, lease, guard, checkGuard(result), policy, session);
+    if (guard) await this._guard(tabId, lease, guard, checkGuard(result), policy, session, frames);
     return result;
   }
 
@@ -323,6 +327,8 @@ export class Executor {
     if (!lease || targetInfo.type !== 'iframe' || (parent !== null && !up) || depth > maxDepth
         || lease.children.size >= MAX_FRAMES
         || (provider && targetInfo.url && !frameHostAllowed(SHARED.providers, lease.url, targetInfo.url))) {
+      // Something that may show in the page (not a worker) and goes unobserved: screenshots count the frames again.
+      if (lease?.kind === 'general' && !/work(er|let)$/.test(String(targetInfo.type ?? ''))) lease.unseenTargets = true;
       // A worker, a frame too deep, or no lease of ours: let it run unobserved.
       chrome.debugger.sendCommand({ tabId: source.tabId, ...(parent ? { sessionId: parent } : {}) },
         'Target.detachFromTarget', { sessionId }).catch(() => {});
@@ -401,7 +407,7 @@ export class Executor {
   /** After a page guard said yes: what the page script cannot see, checked through the DOM domain. A point must
    * not land on a frame owner (a cross-process frame) or inside a frame outside the policy; a screenshot, or keys
    * whose focus the page could not place, must not meet a frame inside a closed shadow root. */
-  async _guard(tabId, lease, guard, verdict, policy, session = null) {
+  async _guard(tabId, lease, guard, verdict, policy, session = null, frames = null) {
     const target = session ? { tabId, sessionId: session } : { tabId };
     const root = session ? this._child(lease, session).targetId : lease.mainFrameId;
     const send = async (method, params = {}) => {
@@ -411,7 +417,11 @@ export class Executor {
         throw new CommandError('cdp_error', `${method}: ${String(e?.message ?? e)}`);
       }
     };
-    const census = guard.shot === true || (guard.focus === true && verdict === 'unseen');
+    // A page with no frame at all holds none in a closed shadow root either: the census (the whole DOM, pierced:
+    // several ms on a large page) is then skipped. A frame of this process is in the frame tree (a closed shadow
+    // root's too); a cross-site one has a session (lease.children) or was refused one (lease.unseenTargets).
+    const census = (guard.shot === true || (guard.focus === true && verdict === 'unseen'))
+      && await (frames ?? this._anyFrames(target, lease, session));
     if (!guard.point && !census) return;
     await send('DOM.enable');
     try {
@@ -465,6 +475,19 @@ export class Executor {
     }
   }
 
+  /** Whether the document of `target` (the tab's, or a frame session's) may hold a frame: any child frame in its
+   * frame tree, a frame session of the tab, or a target the tab's lease refused to observe since its last commit. */
+  async _anyFrames(target, lease, session) {
+    if (session !== null || lease.children.size > 0 || lease.unseenTargets) return true;
+    try {
+      const tree = await chrome.debugger.sendCommand(target, 'Page.getFrameTree');
+      const root = tree?.frameTree;
+      return !root || (root.childFrames?.length ?? 0) > 0;
+    } catch (e) {
+      throw new CommandError('cdp_error', `Page.getFrameTree: ${String(e?.message ?? e)}`);
+    }
+  }
+
   async _send(tabId, method, cdpParams, sessionId = null) {
     try {
       // Verbatim; e.g. Runtime.evaluate of `undefined` has no result.value and that is passed on as is.
@@ -491,6 +514,7 @@ export class Executor {
       lease.url = params.frame.unreachableUrl || params.frame.url;
       lease.mainFrameId = params.frame.id;
       lease.blankOrigin = null;
+      lease.unseenTargets = false; // the old document's targets go with it
     }
     if (lease?.subs.has(method)) {
       // A page decides how big an event is (a console string of 5 MB, a 1 MB script URL): cut it to fit one frame.

@@ -71,10 +71,16 @@ def printable_json(data: object, *, raw: bool = False) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) if raw else json_for_terminal(data)
 
 
+_LONE_SURROGATE = re.compile(f"[{_SURROGATES}]")
+
+
 def encodable(value: Any) -> Any:
     """`value` (str, list, tuple, dict, scalars) with lone surrogates in its strings escaped."""
     if isinstance(value, str):
-        return re.sub(f"[{_SURROGATES}]", lambda m: _escape(m.group()), value)
+        # Every tool result passes here: most strings are ASCII, which holds no surrogate (a C-speed check).
+        if value.isascii() or not _LONE_SURROGATE.search(value):
+            return value
+        return _LONE_SURROGATE.sub(lambda m: _escape(m.group()), value)
     if isinstance(value, dict):
         return {encodable(k): encodable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

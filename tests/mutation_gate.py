@@ -60,6 +60,7 @@ RELAY_E2E = f"{E2E_LINK}::test_relay_handshake_rejects_bad_token_version_origin_
 OTHER_USER = "tests/test_hardening.py::test_another_local_user_gets_neither_the_token_nor_the_link"
 LOOPBACK = "tests/test_hardening.py::test_every_listener_binds_loopback_only"
 EXT_POLICY_E2E = "tests/test_e2e_browser_tools.py::test_policy_is_checked_by_the_server_and_again_by_the_extension"
+CLOSED_SHADOW_E2E = "tests/test_e2e_browser_tools.py::test_frames_in_closed_shadow_roots_are_refused"
 PAIRING_E2E = "tests/test_e2e_pairing.py::test_another_users_server_is_shown_never_obeyed"
 WSURL_UNIT = "tests/test_pairing.py::test_the_extension_sends_its_hello_only_to_a_loopback_socket"
 FLOW = "tests/test_provider_flow.py"
@@ -156,6 +157,13 @@ MUTATIONS: tuple[Mutation, ...] = (
     m("extension-tools-drive-ask-tabs", "provider tabs are refused to the general tools",
       "extension/executor.js", "    if (lease && lease.kind !== kind) {", "    if (false) {",
       EXT_POLICY_E2E),
+    m("shot-census-ignores-frame-sessions", "a screenshot is refused while a frame sits in a closed shadow root",
+      "extension/executor.js",
+      "    if (session !== null || lease.children.size > 0 || lease.unseenTargets) return true;",
+      "    if (session !== null) return true;", CLOSED_SHADOW_E2E),
+    m("shot-census-ignores-frame-tree", "a screenshot is refused while a frame sits in a closed shadow root",
+      "extension/executor.js", "      return !root || (root.childFrames?.length ?? 0) > 0;", "      return !root;",
+      CLOSED_SHADOW_E2E),
     m("extension-policy-subdomains", "the extension's policy matches *.example.com as a subdomain, not a suffix",
       "extension/policy.js", "host.endsWith(`.${base}`)", "host.endsWith(base)",
       "tests/test_browser_tools_units.py::test_extension_policy_agrees_with_the_server"),
@@ -175,6 +183,9 @@ MUTATIONS: tuple[Mutation, ...] = (
       '        self.policy.check_document(url, origin if isinstance(origin, str) else "", f"tab {self.tab.tab_id}")',
       "        pass",
       "tests/test_browser_tools_gaps.py::test_the_server_checks_the_document_each_read_came_from"),
+    m("tools-shot-document-unchecked", "a screenshot is checked against the policy by its document's URL",
+      "actors/browser_tools/reading.py", '        page.op_reply(results[0], "mask")\n', "",
+      "tests/test_browser_tools_gaps.py::test_a_screenshot_of_a_document_outside_the_policy_is_refused"),
     m("tools-network-secrets-shown", "network_log stores credential headers as [redacted]",
       "actors/browser_tools/redact.py", "    if secret_name(name):\n        return REDACTED",
       "    if False:\n        return REDACTED",

@@ -3,11 +3,14 @@ actor, the relay's link status and the extension's tab commands."""
 
 from __future__ import annotations
 
+import base64
+import struct
 from typing import Any
 
 import attrs
 import pytest
 
+from actors.browser_tools import reading
 from actors.browser_tools.actor import BrowserTools
 from actors.browser_tools.page import Page
 from actors.browser_tools.policy import Policy
@@ -215,3 +218,94 @@ async def test_a_read_that_meets_a_dropped_link_is_done_again_never_an_action(re
         with pytest.raises(ExtensionDisconnected):
             await tools.handle(request_)
         assert tries == [request_]
+
+
+PNG_B64 = base64.b64encode(b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + struct.pack(">II", 4, 3)
+                           + b"\x08\x02\x00\x00\x00").decode()
+
+
+class ShotCdp:
+    """A tab's CDP under a screenshot: each cdp.batch meets the next outcome of `plan` (an error, or the page's
+    document as the mask and unmask ops name it); single commands make and fill a new world."""
+
+    def __init__(self, *plan: BaseException | tuple[str, str]) -> None:
+        self.plan = list(plan)
+        self.content = {"width": 800, "height": 5000}  # the page's size (Page.getLayoutMetrics)
+        self.batches: list[list[tuple[str, dict[str, Any]]]] = []
+        self.sent: list[str] = []
+
+    async def batch(self, commands: list[tuple[str, dict[str, Any]]], *, timeout_s: float) -> list[dict[str, Any]]:
+        self.batches.append(commands)
+        if commands[-1][0] == "Page.getLayoutMetrics":
+            return [{}, {"cssContentSize": self.content}]
+        outcome = self.plan.pop(0)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        url, origin = outcome
+        doc = {"result": {"value": {"ok": True, "url": url, "origin": origin, "masked": 0, "restored": 0}}}
+        return [doc, {}, {"data": PNG_B64}, {"result": {"value": True}}]
+
+    async def send(self, method: str, params: object = None, *, timeout_s: float = 30.0) -> dict[str, Any]:
+        self.sent.append(method)
+        if method == "Page.getFrameTree":
+            return {"frameTree": {"frame": {"id": "F2"}}}
+        if method == "Page.createIsolatedWorld":
+            return {"executionContextId": 9}
+        return {"result": {"value": {"ok": True, "url": "https://a.test/", "origin": "https://a.test"}}}
+
+
+def shot_page(cdp: ShotCdp) -> Page:
+    tab = ToolTab(1, bt.TabOwner.TOOLS, url="https://a.test/", world=7, frame_id="F1")
+    return Page(tab, cdp, Policy(("a.test",), mutations=False, eval=False))  # type: ignore[arg-type]
+
+
+def methods(batch: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    return [m for m, _ in batch]
+
+
+@pytest.mark.parametrize(("url", "origin"), [("https://b.test/secret", "https://b.test"),
+                                             ("about:blank", "https://b.test")])
+async def test_a_screenshot_of_a_document_outside_the_policy_is_refused(url: str, origin: str) -> None:
+    """The mask, the capture and the guard (which unmasks) go out in one batch; the document the mask op names is
+    checked before the picture is used (a denied page, or a blank one a denied frame made)."""
+    cdp = ShotCdp((url, origin))
+    with pytest.raises(PolicyDenied, match=r"b\.test"):
+        await reading.screenshot(shot_page(cdp), bt.Screenshot())
+    assert methods(cdp.batches[0]) == ["Runtime.callFunctionOn", "Page.bringToFront", "Page.captureScreenshot",
+                                       "Runtime.evaluate"]
+    assert cdp.sent == []  # the guard unmasked
+
+
+async def test_a_screenshot_the_guard_refused_is_not_taken_again_and_the_frames_are_unmasked() -> None:
+    refused = CdpError("cdp.batch failed: the page restyled a masked frame: screenshot refused",
+                       ext_code="policy_denied")
+    cdp = ShotCdp(refused, ("https://a.test/", "https://a.test"))
+    with pytest.raises(CdpError, match="restyled"):
+        await reading.screenshot(shot_page(cdp), bt.Screenshot())
+    assert len(cdp.batches) == 1 and cdp.sent == ["Runtime.callFunctionOn"]  # the unmask, on its own
+
+
+@pytest.mark.parametrize("lost", [
+    CdpError("cdp.batch failed: Cannot find context with specified id", ext_code="cdp_error"),
+    CdpError("cdp.batch failed: the check failed (\"TypeError\")", ext_code="policy_denied"),  # no script of ours
+])
+async def test_a_screenshot_whose_world_went_away_is_taken_in_a_new_one(lost: CdpError) -> None:
+    cdp = ShotCdp(lost, ("https://a.test/", "https://a.test"))
+    report = await reading.screenshot(shot_page(cdp), bt.Screenshot())
+    assert (report.width, report.height) == (4, 3) and len(cdp.batches) == 2
+    assert "Page.createIsolatedWorld" in cdp.sent and cdp.batches[1][0][1]["executionContextId"] == 9
+
+
+async def test_a_fast_png_too_big_for_a_frame_is_encoded_the_small_way_first() -> None:
+    """optimizeForSpeed makes a PNG bigger (~30%, several times for a smooth gradient): one that does not fit a frame
+    is retaken as the same PNG encoded the small way, with no warning; a clip too big for a fast PNG to be worth a try
+    is encoded the small way at once."""
+    cdp = ShotCdp(CdpError("cdp.batch failed: result too large for one frame (40000000 chars)", ext_code="cdp_error"),
+                  ("https://a.test/", "https://a.test"), ("https://a.test/", "https://a.test"))
+    report = await reading.screenshot(shot_page(cdp), bt.Screenshot(mode=bt.ShotMode.FULL_PAGE))
+    first, second = (dict(b)["Page.captureScreenshot"] for b in cdp.batches[1:])
+    assert first["optimizeForSpeed"] is True and "optimizeForSpeed" not in second
+    assert second["format"] == "png" and report.mime == "image/png" and report.warning is None
+    cdp.content = {"width": 3000, "height": 3000}
+    await reading.screenshot(shot_page(cdp), bt.Screenshot(mode=bt.ShotMode.FULL_PAGE))
+    assert "optimizeForSpeed" not in dict(cdp.batches[-1])["Page.captureScreenshot"]

@@ -721,6 +721,8 @@ async def test_denied_frames_are_neither_shown_nor_driven(toolsite: ToolSite, sh
         # Screenshots: the denied frame's pixels (a red page) are masked, the allowed page around it is not.
         for args in ({}, {"mode": "full_page"}, {"selector": "#df"}):
             assert red_pixels(await succeeds(b, "screenshot", args)) == 0, args
+        top = next(p["targetId"] for p in await dt.pages("https://allowed.test/denied-frame"))
+        assert await page_eval(dt, top, "getComputedStyle(df).visibility") == "visible"  # shown again after each
         assert "allowed text" in await text_of(b, "#mine")
         snap = (await ok(b, "snapshot"))["snapshot"]
         assert "not inspected" in snap and "DENIED FRAME" not in snap
@@ -868,3 +870,10 @@ async def test_frames_in_closed_shadow_roots_are_refused(toolsite: ToolSite, sha
         await eventually(lambda: in_frame(dt, hidden, "document.activeElement.id === 'q'"), 5, "focus in the frame")
         assert "closed shadow" in await fails(b, "press", {"key": "a"}, "policy_denied")
         assert await in_frame(dt, hidden, "document.getElementById('q').value") == ""
+
+        # The page's only frame in a closed shadow root, cross-site or of the page's own origin: still counted.
+        for which, url in (("denied", "https://denied.test/frame-secret"), ("same", "")):
+            await ok(b, "navigate", {"url": f"https://allowed.test/closed-frame?{which}"})
+            if which == "denied":
+                await frame_target(dt, url)  # attached in a process of its own (the extension holds a session)
+            assert "closed shadow" in await fails(b, "screenshot", {}, "policy_denied"), which

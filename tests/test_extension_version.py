@@ -17,7 +17,7 @@ import supervisor
 from .conftest import REPO
 
 EXTENSION = REPO / "extension"
-RECORDED = ("0.5.0", "47cfd12ce5f103c7e6e74dd85145da33042093a120eaa8b7824f2ee1575c4af9")
+RECORDED = ("0.5.0", "a9209f825bc53547495ca2c283ae18d5dc4b8d3a912a445cd1ee83e9570cedb6")
 
 
 def extension_hash() -> str:

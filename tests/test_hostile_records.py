@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from actors import jobs
@@ -25,7 +25,7 @@ from actors.protocol.jobs import JobStatus
 from actors.protocol.provider import AskResult, AskTimings
 from supervisor.app import ask, console_client, jobs_cli
 from supervisor.errors import SiteError
-from supervisor.safetext import for_terminal, json_for_terminal
+from supervisor.safetext import encodable, for_terminal, json_for_terminal
 
 from .test_job_records import FIELDS, T0, _mutate, sample, values
 
@@ -231,3 +231,23 @@ def test_an_accepted_record_is_safe_for_every_reader(tmp_path_factory: pytest.Te
 
 async def _restore(rec):  # type: ignore[no-untyped-def]
     return jobs.Job.restore(rec, T0 + dt.timedelta(days=1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.recursive(st.text(st.characters() | st.characters(categories=["Cs"]) | st.characters(codec="ascii"))
+                    | st.integers() | st.none(),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                    max_leaves=20))
+@example({"text": "a page's \ud800 half"})
+@example(["\udfff", 1, {"k\ud83d": None}])
+def test_a_tool_result_is_always_utf8_and_unchanged_without_lone_surrogates(value: object) -> None:
+    """Every tool result passes through `encodable` (the ASCII fast path skips the regex): whatever a page put in it,
+    the result encodes as UTF-8, and one with no lone surrogate is left as it was."""
+    out = encodable(value)
+    json.dumps(out, ensure_ascii=False).encode("utf-8")
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        assert out != value
+    else:
+        assert out == value

@@ -349,6 +349,19 @@ class Page:
         raise CdpError(f"the page kept changing documents under {name} ({last})",
                        hint="Retry once the page has finished loading (wait_for with load_state).")
 
+    async def op_command(self, name: str, args: JSONObject | None = None) -> tuple[str, JSONObject]:
+        """The op `name` in the tab's document as one command of a cdp.batch; `op_reply` reads what it answered."""
+        return ("Runtime.callFunctionOn", self._call(await self.world(), name, args))
+
+    def op_reply(self, got: JSONObject, name: str) -> JSONObject:
+        """The reply of an `op_command`, checked as `op`'s are (the document's URL and origin against the policy)."""
+        reply = _script_reply(got, name, "")
+        if reply is None:
+            raise CdpError(f"the page script was missing under {name}", ext_code="page_exception")
+        if self._checked(reply).get("ok") is not True:
+            raise page_error(reply, {})
+        return reply
+
     def _call(self, context: int, name: str, args: JSONObject | None) -> JSONObject:
         """Runtime.callFunctionOn of the page op `name` in our world `context`."""
         return {"functionDeclaration": CALL, "executionContextId": context,

@@ -162,7 +162,11 @@
         if (!docAllowed(document)) return `the frame is now ${location.href.slice(0, 200)}, ${SEALED}: refused`;
         if (kind === 'point') return pointGuard(a.x, a.y, a.newTab === true, a.frame, a.aim, a.arm);
         if (kind === 'focus') return focusGuard(a.frame);
-        if (kind === 'mask') return maskHeld();
+        if (kind === 'mask') { // after the capture: the frames are shown again whatever the verdict
+          const held = maskHeld();
+          unmaskFrames();
+          return held;
+        }
         return `unknown guard ${kind}`;
       } catch (e) {
         return `guard ${kind} failed: ${e?.message ?? e}`;

@@ -58,7 +58,7 @@ from ..protocol.browser_tools import (
 from ..protocol.common import JSON, JSONObject
 from . import navigation
 from . import replies as rp
-from .page import Page, guard, target_json
+from .page import POLL_S, Page, context_gone, guard, target_json
 from .policy import is_blank
 
 MAX_SHOT_SIDE = 8192  # CSS px each way of a full-page or element screenshot; bigger ones are cut (truncated: true)
@@ -196,14 +196,20 @@ async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
     fmt: JSONObject = {"format": msg.format.value}
     if msg.format is ImageFormat.JPEG:
         fmt["quality"] = msg.quality
+    else:
+        # Chromium's fast PNG encoding: the same pixels in about half the time, in a file ~30% bigger (a smooth
+        # gradient: several times). One that then no longer fits a frame is encoded again the small way, before
+        # anything is given up; a big clip is encoded the small way at once.
+        fmt["optimizeForSpeed"] = True
     # A tab that was shown and then hidden can hang captureScreenshot (NOTES.md): bring it to front first.
     front: tuple[str, JSONObject] = ("Page.bringToFront", {})
     element = None
     truncated = False
     full_height: float | None = None
-    # Sealed frames (cross-origin, or outside the policy) are hidden while the picture is taken; the guard after the
-    # capture, in the same extension batch, refuses it if the page touched the mask meanwhile. The mask op is also
-    # the policy check on the document (its URL and origin: an about:blank popup a denied frame filled is refused).
+    # Sealed frames (cross-origin, or outside the policy) are hidden while the picture is taken, all in one extension
+    # batch: mask, bring to front, capture, the guard (it refuses the picture if the page touched the mask meanwhile,
+    # and unmasks). The mask op's reply is also the policy check on the document (its URL and origin: an about:blank
+    # popup a denied frame filled is refused), made before the picture is used.
     if msg.mode is ShotMode.VIEWPORT:
         capture: tuple[str, JSONObject] = ("Page.captureScreenshot", fmt)
     elif msg.mode is ShotMode.FULL_PAGE:
@@ -212,7 +218,8 @@ async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
         width, full_height = rp.num(size, "width"), rp.num(size, "height")
         clip, truncated = _capped({"x": 0, "y": 0, "width": width, "height": full_height, "scale": 1},
                                   _scale(page))
-        capture = ("Page.captureScreenshot", {**fmt, "clip": clip, "captureBeyondViewport": True})
+        capture = ("Page.captureScreenshot", _fitting({**fmt, "clip": clip, "captureBeyondViewport": True},
+                                                      _scale(page)))
     else:
         assert msg.target is not None
         if page.route({"target": msg.target.as_json()}) is not None:
@@ -223,19 +230,31 @@ async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
         element = rp.opt_brief(got.get("element"))
         clip, truncated = _capped({"x": rp.num(got, "x"), "y": rp.num(got, "y"), "width": rp.num(got, "width"),
                                    "height": rp.num(got, "height"), "scale": 1}, _scale(page))
-        capture = ("Page.captureScreenshot", {**fmt, "clip": clip})
-    await page.op("mask")
+        capture = ("Page.captureScreenshot", _fitting({**fmt, "clip": clip}, _scale(page)))
     warning: str | None = None
     shot_format = msg.format
+    unmasked = False
     try:
-        held = await guard(page, "mask")
-        for attempt in range(FIT_ATTEMPTS):
+        attempt = lost = 0
+        while True:
             try:
-                shot = (await page.cdp.batch([front, capture, held], timeout_s=60))[1]
+                results = await page.cdp.batch([await page.op_command("mask"), front, capture,
+                                                await guard(page, "mask")], timeout_s=60)
+                unmasked = True
                 break
             except BridgeError as exc:
+                if _world_lost(exc) and lost < SHOT_TRIES:
+                    lost += 1
+                    # A new document (or our script missing in its world): a new world, then the batch again.
+                    page.tab.world = page.tab.frame_id = None
+                    await trio.sleep(POLL_S)
+                    continue
                 over = too_large(exc)
-                if over is None or attempt == FIT_ATTEMPTS - 1:
+                if over is not None and capture[1].get("optimizeForSpeed") is True:
+                    capture = ("Page.captureScreenshot", _slow(capture[1]))
+                    continue  # the same PNG encoded the small way may fit
+                attempt += 1
+                if over is None or attempt == FIT_ATTEMPTS:
                     raise
                 if "clip" not in capture[1]:  # the viewport: the same picture as a clip, which can be scaled
                     metrics = (await page.cdp.batch([("Page.getLayoutMetrics", {})], timeout_s=10))[0]
@@ -244,12 +263,15 @@ async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
                         "x": rp.num(vv, "pageX"), "y": rp.num(vv, "pageY"), "width": rp.num(vv, "clientWidth"),
                         "height": rp.num(vv, "clientHeight"), "scale": 1}})
                 capture, shot_format, warning = _smaller(capture, over, msg.format)
+        page.op_reply(results[0], "mask")
+        shot = results[2]
     finally:
-        with trio.CancelScope(shield=True), trio.move_on_after(5):
-            try:
-                await page.op("unmask")
-            except BridgeError as exc:  # the page went away: nothing is left to restore
-                log.debug("tab %d: unmask after a screenshot failed: %s", page.tab.tab_id, exc)
+        if not unmasked:  # the batch stopped before its guard
+            with trio.CancelScope(shield=True), trio.move_on_after(5):
+                try:
+                    await page.op("unmask")
+                except BridgeError as exc:  # the page went away: nothing is left to restore
+                    log.debug("tab %d: unmask after a screenshot failed: %s", page.tab.tab_id, exc)
     page.policy.check_url(page.tab.url, f"tab {page.tab.tab_id}")
     data = rp.text(shot, "data")
     width_px, height_px = image_size(data, shot_format)
@@ -262,6 +284,28 @@ async def screenshot(page: Page, msg: Screenshot) -> ScreenshotReport:
 FIT_ATTEMPTS = 6
 FIT_CHARS = 3_400_000  # what a screenshot's reply may take of one 4 MiB extension frame
 JPEG_FALLBACK_QUALITY = 70
+SHOT_TRIES = 3  # batches tried again when the document (and our world in it) went away under one
+
+
+FAST_PNG_PIXELS = 8_300_000  # device px a fast PNG is tried for (a 4K viewport); bigger ones rarely fit it in a frame
+
+
+def _slow(params: JSONObject) -> JSONObject:
+    return {k: v for k, v in params.items() if k != "optimizeForSpeed"}
+
+
+def _fitting(params: JSONObject, scale: float) -> JSONObject:
+    """The capture's params, encoded the small way when its clip is too big for a fast PNG to be worth a try."""
+    clip = rp.obj(params.get("clip"), "clip")
+    pixels = rp.num(clip, "width") * rp.num(clip, "height") * max(1.0, scale) ** 2
+    return _slow(params) if pixels > FAST_PNG_PIXELS else params
+
+
+def _world_lost(exc: BridgeError) -> bool:
+    """The batch met no world of ours: the document changed (Chrome's words), or the world has no script of ours
+    (the guard's own call then threw: the extension's words for that, which no refusal of the page's says)."""
+    return context_gone(exc) or (isinstance(exc, CdpError) and exc.ext_code == "policy_denied"
+                                    and ": the check failed (" in exc.message)
 
 
 def too_large(exc: BridgeError) -> int | None:
