@@ -135,6 +135,21 @@ def settled(s: PageState, w: Watch) -> Completion:
     return NOT_YET
 
 
+def finished_turn_rule(bar: str, *, submit_back: bool = False) -> Callable[[PageState, Watch], Completion]:
+    """The newer sites' rule (issue 40): never before a new response, nor while a stop shows or it thinks; then the
+    new response's finished-turn buttons (`bar`: the reason, as the site names them); with `submit_back`, the submit
+    button back once a stop was seen (Grok's composer swaps the two); then `settled`."""
+    def completion(s: PageState, w: Watch) -> Completion:
+        if s.assistant_count <= w.initial_assistant or s.stop or s.thinking:
+            return NOT_YET
+        if s.last_has_feedback:
+            return Completion(True, bar)
+        if submit_back and w.saw_stop and s.send_found:
+            return Completion(True, "submit button back")
+        return settled(s, w)
+    return completion
+
+
 @attrs.frozen
 class ProviderTable:
     name: str  # the site's `ProviderName` value: "chatgpt", "gemini", "claude", "grok", "perplexity"

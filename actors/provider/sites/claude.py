@@ -8,8 +8,7 @@ with its source: the send and stop buttons show only while typing or streaming (
 
 from __future__ import annotations
 
-from ..page import PageState
-from ..table import NOT_YET, Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch, settled
+from ..table import Anchor, Newline, ProviderTable, Timeouts, TypePhase, finished_turn_rule
 
 # Cloudflare's interstitial and its widget (claude.ai is behind Cloudflare): the same on every site that uses it.
 CHALLENGE_SELECTORS = ("#challenge-stage", "#challenge-form", ".cf-turnstile",
@@ -18,16 +17,11 @@ CHALLENGE_LABELS = ("Just a moment", "Verify you are human", "Checking your brow
                     "needs to review the security of your connection", "しばらくお待ちください", "人間であることを確認")
 
 
-def completion(s: PageState, w: Watch) -> Completion:
-    """Claude marks a streaming message data-is-streaming="true" (a stop while it lasts, `busy`) and a finished one
-    "false", then adds the message's action bar (Copy, Give positive / negative feedback, Retry): that bar on the new
-    response is the signal (claude-chat-simple.html). Never while thinking. Then the page-quiet rule of issue 37 and
-    the text-stability fallback, whatever the markup is called."""
-    if s.assistant_count <= w.initial_assistant or s.stop or s.thinking:
-        return NOT_YET
-    if s.last_has_feedback:
-        return Completion(True, "action bar on the new response")
-    return settled(s, w)
+# Claude marks a streaming message data-is-streaming="true" (a stop while it lasts, `busy`) and a finished one
+# "false", then adds the message's action bar (Copy, Give positive / negative feedback, Retry): that bar on the new
+# response is the signal (claude-chat-simple.html). Never while thinking. Then the page-quiet rule of issue 37 and the
+# text-stability fallback, whatever the markup is called.
+completion = finished_turn_rule("action bar on the new response")
 
 
 TABLE = ProviderTable(

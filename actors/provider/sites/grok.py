@@ -9,22 +9,13 @@ captured: the turn's action buttons, the stop button and the notices are guesses
 
 from __future__ import annotations
 
-from ..page import PageState
-from ..table import NOT_YET, Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch, settled
+from ..table import Anchor, Newline, ProviderTable, Timeouts, TypePhase, finished_turn_rule
 from .claude import CHALLENGE_LABELS, CHALLENGE_SELECTORS
 
-
-def completion(s: PageState, w: Watch) -> Completion:
-    """The submit button takes the stop button's place while Grok answers and comes back when it is done (disabled,
-    the composer being empty): once a stop was seen, its return is the signal. The new response's action buttons
-    (a guess) and then agbrowse's rule — the text unchanged with no stop button — back it up."""
-    if s.assistant_count <= w.initial_assistant or s.stop or s.thinking:
-        return NOT_YET
-    if s.last_has_feedback:
-        return Completion(True, "action buttons on the new response")
-    if w.saw_stop and s.send_found:
-        return Completion(True, "submit button back")
-    return settled(s, w)
+# The submit button takes the stop button's place while Grok answers and comes back when it is done (disabled, the
+# composer being empty): once a stop was seen, its return is the signal. The new response's action buttons (a guess)
+# and then agbrowse's rule — the text unchanged with no stop button — back it up.
+completion = finished_turn_rule("action buttons on the new response", submit_back=True)
 
 
 TABLE = ProviderTable(

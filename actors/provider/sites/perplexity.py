@@ -9,20 +9,13 @@ guess, marked so (RESEARCH.md section 7).
 
 from __future__ import annotations
 
-from ..page import PageState
-from ..table import NOT_YET, Anchor, Completion, Newline, ProviderTable, Timeouts, TypePhase, Watch, settled
+from ..table import Anchor, Newline, ProviderTable, Timeouts, TypePhase, finished_turn_rule
 from .claude import CHALLENGE_LABELS, CHALLENGE_SELECTORS
 
-
-def completion(s: PageState, w: Watch) -> Completion:
-    """A finished answer gets its action bar (Share, Copy, Rewrite, Helpful / Not helpful) and no stop button
-    shows: that bar in the new turn is the signal (perplexity-chat-simple.html). Never while it searches or thinks.
-    Then the page-quiet rule of issue 37, and perplexity-mcp-zerver's text-stability rule."""
-    if s.assistant_count <= w.initial_assistant or s.stop or s.thinking:
-        return NOT_YET
-    if s.last_has_feedback:
-        return Completion(True, "action bar on the new answer")
-    return settled(s, w)
+# A finished answer gets its action bar (Share, Copy, Rewrite, Helpful / Not helpful) and no stop button shows: that
+# bar in the new turn is the signal (perplexity-chat-simple.html). Never while it searches or thinks. Then the page-
+# quiet rule of issue 37, and perplexity-mcp-zerver's text-stability rule.
+completion = finished_turn_rule("action bar on the new answer")
 
 
 TABLE = ProviderTable(
