@@ -145,11 +145,6 @@ def create_chat_app(site: SiteState, spec: ChatSpec, *, host: str) -> QuartTrio:
 
     server._add_upload_route(app, site, "/api/upload")
 
-    @app.post("/api/telemetry")
-    async def telemetry() -> Response:
-        body = await request.get_json(force=True)
-        if body.get("event") == "answer_complete":
-            site.report_complete(str(body.get("message_id", "")), float(body["t"]))
-        return Response(b"", status=204)
+    server._add_telemetry_route(app, site, "/api/telemetry")
 
     return app

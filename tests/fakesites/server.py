@@ -139,6 +139,16 @@ def _add_upload_route(app: QuartTrio, site: SiteState, path: str) -> None:
         return _json(site.upload(name, data))
 
 
+def _add_telemetry_route(app: QuartTrio, site: SiteState, path: str) -> None:
+    """Where the page reports the moment its answer completed (its own clock): detection latency is measured from it."""
+    @app.post(path)
+    async def telemetry() -> Response:
+        body = await request.get_json(force=True)
+        if body.get("event") == "answer_complete":
+            site.report_complete(str(body.get("message_id", "")), float(body["t"]))
+        return Response(b"", status=204)
+
+
 def _new_app(site: SiteState) -> QuartTrio:
     app = QuartTrio(f"fakesite-{site.name}")
     app.config["RESPONSE_TIMEOUT"] = None  # answers may stream (or hang) for as long as a test wants
@@ -377,12 +387,7 @@ def create_chatgpt_app(site: SiteState) -> QuartTrio:
         body = await request.get_json(force=True)
         return _json({"ok": site.skip_thinking(str(body.get("message_id", "")))})
 
-    @app.post("/ces/v1/t")
-    async def telemetry() -> Response:
-        body = await request.get_json(force=True)
-        if body.get("event") == "answer_complete":
-            site.report_complete(str(body.get("message_id", "")), float(body["t"]))
-        return Response(b"", status=204)
+    _add_telemetry_route(app, site, "/ces/v1/t")
 
     return app
 
