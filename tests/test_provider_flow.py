@@ -13,6 +13,8 @@ import attrs
 import pytest
 import trio
 import trio.testing
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 
 from actors.cdp import TabInfo
 from actors.protocol.provider import Ask, AskPhase, question_digest
@@ -780,6 +782,23 @@ def test_watcher_reports_are_validated() -> None:
         with pytest.raises(BadPageReport):
             PageState.parse(json.loads(json.dumps(bad, allow_nan=True)))
     assert PageState.parse(report()) == attrs.evolve(BASE, doc="x", mic_found=False, seq=3, at_ms=1.0)
+
+
+JSON_VALUES = hs.recursive(hs.none() | hs.booleans() | hs.integers() | hs.floats(allow_nan=False) | hs.text(),
+                           lambda kids: hs.lists(kids, max_size=4) | hs.dictionaries(hs.text(max_size=8), kids,
+                                                                                      max_size=4), max_leaves=12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(hs.one_of(JSON_VALUES, hs.fixed_dictionaries({"text": hs.text(), "how": hs.text()},
+                                                    optional={"error": JSON_VALUES, "plain": JSON_VALUES})))
+def test_any_read_ahead_is_an_extraction_or_none_and_never_fails_the_report(read: Any) -> None:
+    """The read ahead comes from the page: whatever it holds, the report itself still parses; a malformed one is
+    only a missed shortcut, and its snapshot form is a summary (never the answer's text)."""
+    got = PageState.parse(report(read=read)).read
+    assert got is None or (isinstance(got.text, str) and isinstance(got.how, str) and len(got.how) <= 40)
+    summary = PageState.parse(report(read=read)).as_json()["read"]
+    assert summary is None or set(summary) == {"how", "chars"}
 
 
 def test_an_ask_waits_for_its_own_deadline_plus_a_small_margin() -> None:
