@@ -208,9 +208,9 @@ class Lease:
         the actors' restarts so far."""
         async with self.devtools() as dt:
             pages = [t for t in (await dt.send("Target.getTargets"))["targetInfos"] if t["type"] == "page"]
-            keep = next((t["targetId"] for t in pages if t["url"] == "about:blank"), None)
-            if keep is None:
-                keep = (await dt.send("Target.createTarget", {"url": "about:blank"}))["targetId"]
+            # Always a new blank page, in a window of its own: an earlier test's blank page may be one the tools own (a
+            # popup is about:blank too), and a new tab beside a tools tab gets it as its opener, so the tools claim it.
+            keep = (await dt.send("Target.createTarget", {"url": "about:blank", "newWindow": True}))["targetId"]
             for t in pages:
                 if t["targetId"] != keep:
                     await dt.send("Target.closeTarget", {"targetId": t["targetId"]})
@@ -218,17 +218,21 @@ class Lease:
             await dt.send("Network.clearBrowserCookies", {}, session)
             await dt.send("Network.clearBrowserCache", {}, session)
             await dt.send("Target.detachFromTarget", {"sessionId": session})
-        with trio.fail_after(30):
-            while True:
-                status = await self.status()
-                link = status.get("extension") or {}
-                if link.get("connected") and not link.get("attachedTabs"):
-                    if not status["browserTools"].get("tabs"):
-                        break
-                    # The browser tools forget a tab that is gone when they next list the browser's tabs.
-                    await self.call("tabs_list", {})
-                    continue
-                await trio.sleep(0.05)
+        status: dict[str, Any] = {}
+        try:
+            with trio.fail_after(30):
+                while True:
+                    status = await self.status()
+                    link = status.get("extension") or {}
+                    if link.get("connected") and not link.get("attachedTabs"):
+                        if not status["browserTools"].get("tabs"):
+                            break
+                        # The browser tools forget a tab that is gone when they next list the browser's tabs.
+                        await self.call("tabs_list", {})
+                    await trio.sleep(0.05)
+        except trio.TooSlowError as e:
+            raise AssertionError(f"the tabs an earlier test left did not go: extension {status.get('extension')}, "
+                                 f"browser tools {status.get('browserTools')}") from e
 
         def walk(node: Mapping[str, Any]) -> None:
             for c in node.get("children", []):
