@@ -47,6 +47,7 @@ class Config:
     log_level: str = "info"
     discovery_port: int | None = None  # None: the first free port of the range the extension polls
     relay_port: int | None = None  # None: any free port; pinned for an SSH forward (docs/remote.md)
+    http_port: int | None = None  # serve MCP over HTTP on 127.0.0.1:<port>/mcp, for many clients, instead of stdio
     browser: str = "auto"
     browser_path: str | None = None
     channel: str | None = None  # a Chrome channel to launch (finds its executable; a profile of its own)
@@ -313,6 +314,7 @@ _FIELDS: dict[str, Any] = {
     "log_level": _choice(LOG_LEVELS),
     "discovery_port": _port,
     "relay_port": _relay_port,
+    "http_port": _relay_port,
     "browser": _choice(BROWSER_MODES),
     "browser_path": _opt_str,
     "channel": _opt_choice(CHANNELS),

@@ -32,6 +32,7 @@ KEY_BYTES = 32
 CODE_PREFIX = "aib1-"  # version 1 of the pairing code: the prefix, then the secret in unpadded base64url
 KEY_ID_LABEL = b"ai-bridge key id v1"
 PROOF_LABEL = "ai-bridge server proof v1"
+MCP_TOKEN_LABEL = b"ai-bridge mcp http token v1"
 NONCE = re.compile(r"[0-9a-f]{32,128}")  # the extension sends 64 (32 random bytes, hex)
 _CODE_BODY = re.compile(r"[A-Za-z0-9_-]{43}")
 
@@ -60,6 +61,14 @@ class PairingKey:
     def code(self) -> str:
         """What the user pastes into the popup: the secret itself (so: as private as the key file)."""
         return CODE_PREFIX + base64.urlsafe_b64encode(self.secret).decode("ascii").rstrip("=")
+
+    @property
+    def mcp_token(self) -> str:
+        """The bearer token MCP clients send to `serve --http-port`: an HMAC of a fixed label, so the key file
+        stays the one secret of the state dir, and the token reveals nothing of the key (it cannot pair a
+        browser)."""
+        digest = hmac.new(self.secret, MCP_TOKEN_LABEL, hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
     def server_proof(self, nonce: str, server_id: str, token: str) -> str:
         """The welcome's proof for the extension's `nonce` (hex, from its hello), bound to this server and boot."""

@@ -64,6 +64,8 @@ CLOSED_SHADOW_E2E = "tests/test_e2e_browser_tools.py::test_frames_in_closed_shad
 PAIRING_E2E = "tests/test_e2e_pairing.py::test_another_users_server_is_shown_never_obeyed"
 WSURL_UNIT = "tests/test_pairing.py::test_the_extension_sends_its_hello_only_to_a_loopback_socket"
 FLOW = "tests/test_provider_flow.py"
+MCP_HTTP_UNIT = "tests/test_mcp_http.py::test_what_gets_in_and_what_does_not"
+MCP_HTTP_E2E = "tests/test_third_party_clients.py::test_two_clients_of_two_sdks_ask_side_by_side_over_http"
 POOL = "tests/test_provider_pool.py"
 
 MUTATIONS: tuple[Mutation, ...] = (
@@ -96,6 +98,19 @@ MUTATIONS: tuple[Mutation, ...] = (
       # Behind the accept gate an e2e peer never reaches it: the unit test fakes the uid check.
       "tests/test_relay_wire.py::test_a_websocket_from_another_users_process_is_refused_before_its_request_is_read",
       OTHER_USER),
+    # MCP over HTTP (serve --http-port): the door in front of the SDK.
+    m("mcp-http-binds-every-interface", "every listener binds 127.0.0.1 only",
+      "actors/mcp_front/http.py", 'sock.bind(("127.0.0.1", port))', 'sock.bind(("0.0.0.0", port))', MCP_HTTP_E2E),
+    m("mcp-http-any-origin", "MCP over HTTP refuses every request with an Origin (web pages)",
+      "actors/mcp_front/http.py", '    if _header(scope, b"origin"):', "    if False:", MCP_HTTP_UNIT),
+    m("mcp-http-any-host", "MCP over HTTP answers only Host 127.0.0.1:<port> or localhost:<port> (DNS rebinding)",
+      "actors/mcp_front/http.py", "    if len(hosts) != 1 or hosts[0] not in", "    if False and hosts[0] not in",
+      MCP_HTTP_UNIT),
+    m("mcp-http-no-token", "MCP over HTTP needs the bearer token",
+      "actors/mcp_front/http.py", "if len(auth) != 1 or not hmac.compare_digest(auth[0], want):", "if False:",
+      MCP_HTTP_UNIT),
+    m("mcp-http-other-users", "MCP over HTTP serves only its own user's processes (peer uid)",
+      "actors/mcp_front/http.py", "if PEER_UID_AVAILABLE and uid != os.getuid():", "if False:", MCP_HTTP_UNIT),
     m("relay-any-origin", "the relay upgrade needs Origin chrome-extension://<our id>",
       "actors/relay/actor.py", "        if origin != self.origin:", "        if False:",
       RELAY_E2E),

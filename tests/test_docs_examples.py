@@ -53,6 +53,8 @@ NOT_RUN = [
      "Project, with the same arguments, in its shared server"),
     ("cli.md", "ai-bridge check --scenarios my-scenarios.json", "README.md's `ai-bridge check --scenarios mine.json` "
      "with another file name: ten scenarios again would teach nothing new"),
+    ("install.md", "ai-bridge serve --http-port 8790", "serves until a signal; tests/test_third_party_clients.py "
+     "runs `serve --http-port` with a Python SDK client and a TypeScript SDK client asking side by side"),
     ("check.md", "ai-bridge check --provider all", "`ai-bridge check` of the line above plus the newer sites' four "
      "scenarios, which tests/test_e2e_check.py runs with every shipped scenario (--provider all)"),
 ]

@@ -1,4 +1,5 @@
-"""MCP front actor: the official SDK's low-level server on stdio, forwarding tool calls to actors as messages.
+"""MCP front actor: the official SDK's low-level server on stdio (or, with ``--http-port``, on Streamable HTTP for
+many clients at once: http.py), forwarding tool calls to actors as messages.
 
 The SDK is imported here (and only when this actor starts): it costs over a second, and commands such as
 ``ai-bridge extension-path`` must not pay for it. ``initialize`` is answered while it still imports.
@@ -10,8 +11,8 @@ never ends the MCP session. An unknown tool is the JSON-RPC error -32602, as the
 
 Both protocol eras the SDK serves are served: 2025-11-25 (``initialize``) and 2026-07-28 (``server/discover``,
 no server-to-client requests). Ask tools run as MCP tasks when the client asks for that (tasks.py). The project a
-call belongs to comes from the call, then --project, then the client's roots (2025-era clients only), then the
-working directory.
+call belongs to comes from the call, then --project, then the client's roots (2025-era clients only, asked once per
+MCP session), then the working directory.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -97,6 +100,18 @@ async def run(
 ) -> None:
     # Answer `initialize` while the SDK is still importing (it costs over a second), then hand the same line to
     # the SDK so its session state is exactly as if it had answered; its own reply is dropped.
+    if config.http_port is not None:
+        from .http import bind
+
+        # Port and token first: a server that cannot take them fails to start, with the reason on one line.
+        sock = bind(config.http_port)
+        with sock:
+            token = await _http_token(config)
+            os.dup2(2, 1)  # nothing but JSON-RPC ever goes to stdout, even when it carries none
+            task_status.started()
+            await trio.to_thread.run_sync(_import_sdk, abandon_on_cancel=True)
+            await _serve(ctx, config=config, system=system, transport=_http_transport(ctx, sock, token))
+        return
     stdout = StdoutWriter()
     pump = StdinPump(StdinLines(stdout, stdin_fd), stdout)
     os.dup2(2, 1)  # stray writes to fd 1 would corrupt JSON-RPC: send them to stderr, as the SDK does
@@ -107,7 +122,7 @@ async def run(
         if first is None:
             log.info("MCP client closed stdin while the SDK loaded, with nothing left to answer")
         else:
-            await _serve(ctx, config=config, system=system, stdout=stdout, stdin=Replay(first, pump))
+            await _serve(ctx, config=config, system=system, transport=_stdio_transport(stdout, Replay(first, pump)))
         outer.cancel_scope.cancel()
 
 
@@ -148,15 +163,54 @@ async def _boot(stdout: StdoutWriter, pump: StdinPump, intro: str | None = None)
     return None if boot_scope.cancelled_caught else first
 
 
-async def _serve(ctx: ActorContext[Message], *, config: Config, system: ActorSystem, stdout: StdoutWriter,
-                 stdin: Replay) -> None:
+Transport = Callable[[Any, Any], Awaitable[None]]  # (the SDK's server, its initialization options): serves until done
+
+
+def _stdio_transport(stdout: StdoutWriter, stdin: Replay) -> Transport:
+    async def serve(server: Any, options: Any) -> None:
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
+            await server.run(read_stream, write_stream, options)
+        log.info("MCP client closed stdin")
+
+    return serve
+
+
+def _http_transport(ctx: ActorContext[Message], sock: socket.socket, token: str) -> Transport:
+    async def serve(server: Any, options: Any) -> None:
+        from .http import serve_http
+
+        # The session manager asks the server for its options per session: ours, with the tasks capability.
+        server.create_initialization_options = lambda *args, **kw: options
+        await serve_http(server, sock=sock, token=token, stop=ctx.stop_requested)
+
+    return serve
+
+
+async def _http_token(config: Config) -> str:
+    """The MCP clients' bearer token: derived from the state dir's pairing key, so `ai-bridge pair --mcp-token`
+    prints the same one. Without a usable state dir no client could learn it, so the server does not start."""
+    from supervisor import pairing
+    from supervisor.errors import StateFileError
+    from supervisor.files import ensure_private_dir
+
+    try:
+        await trio.to_thread.run_sync(ensure_private_dir, config.state_dir)
+        return (await trio.to_thread.run_sync(pairing.load_or_create, config.state_dir)).mcp_token
+    except OSError as exc:
+        raise StateFileError(f"--http-port needs the state dir's pairing key: {exc}",
+                             hint="Make the state dir writable (or name another with --state-dir).") from exc
+
+
+async def _serve(ctx: ActorContext[Message], *, config: Config, system: ActorSystem, transport: Transport) -> None:
     import mcp_types as types
     from mcp.server.lowlevel import Server
-    from mcp.server.stdio import stdio_server
     from mcp.shared.exceptions import MCPError
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-    roots: dict[str, str] = {}  # the client's first root as a project name, once asked (one client per process)
+    # Each client's first root as a project name, once asked: over HTTP many clients share this server.
+    roots: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 
     async def project_of(sdk_ctx: Any, explicit: str | None) -> str:
         """The project name: the call's own `project`, else --project, else the client's first root (a fallback
@@ -165,9 +219,10 @@ async def _serve(ctx: ActorContext[Message], *, config: Config, system: ActorSys
             return explicit
         if config.project:
             return config.project
-        if "name" not in roots:
-            roots["name"] = await _root_project(sdk_ctx.session) or Path.cwd().name or "default"
-        return roots["name"]
+        session = sdk_ctx.session
+        if session not in roots:
+            roots[session] = await _root_project(session) or Path.cwd().name or "default"
+        return roots[session]
 
     async def _root_project(session: Any) -> str | None:
         # Only a 2025-era client that advertises roots can be asked (2026-07-28 has no server-to-client
@@ -185,7 +240,7 @@ async def _serve(ctx: ActorContext[Message], *, config: Config, system: ActorSys
         return None
 
     async def on_roots_changed(sdk_ctx: Any, params: Any) -> None:
-        roots.clear()
+        roots.pop(sdk_ctx.session, None)
 
     deps = FrontDeps(ctx=ctx, config=config, system=system)
 
@@ -255,10 +310,7 @@ async def _serve(ctx: ActorContext[Message], *, config: Config, system: ActorSys
             nursery.cancel_scope.cancel()
 
         nursery.start_soon(stop_on_request)
-        async with stdio_server(stdin=stdin, stdout=stdout) as (  # type: ignore[arg-type]
-                read_stream, write_stream):
-            await server.run(read_stream, write_stream, options)
-        log.info("MCP client closed stdin")
+        await transport(server, options)
         nursery.cancel_scope.cancel()
 
 

@@ -117,7 +117,8 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("serve", help="run the MCP server on stdio (what your agent starts)",
                        description="Run the MCP server on stdin/stdout. stdout carries only MCP JSON-RPC; logs go "
-                       "to stderr and <state-dir>/ai-bridge.log. Stops cleanly on stdin EOF, SIGTERM or SIGINT.")
+                       "to stderr and <state-dir>/ai-bridge.log. Stops cleanly on stdin EOF, SIGTERM or SIGINT. With "
+                       "--http-port, MCP is served over HTTP on loopback to many clients at once instead.")
     _common(s)
     s.add_argument("--allow-faults", action="store_true", default=None,
                    help="enable the console's fault helpers: crash/hang/slow an actor's next message, drop the "
@@ -130,6 +131,11 @@ def parser() -> argparse.ArgumentParser:
                    "get_page_dom), sites (ask_claude_web, ask_grok_web, ask_perplexity_web: ask_web reaches those "
                    "sites too), browser (the general browser tools, and bridge_status), all; comma-separated or "
                    "repeated (default: asks, plus browser when --allow-domain is given; env AI_BRIDGE_TOOLS)")
+    s.add_argument("--http-port", type=int, metavar="PORT",
+                   help="serve MCP over Streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio, so several "
+                   "agents share one server, browser and tab pool; clients send 'Authorization: Bearer TOKEN' "
+                   "(`ai-bridge pair --mcp-token` prints it); runs until SIGINT/SIGTERM (env AI_BRIDGE_HTTP_PORT; "
+                   "docs/install.md)")
     s.add_argument("--confirm-costly", action="store_true", default=None,
                    help="before a Pro, Deep Think or Deep Research ask, ask the user through the MCP client "
                    "(elicitation) and send it only if they accept; clients that cannot ask get it sent as before "
@@ -291,6 +297,9 @@ def parser() -> argparse.ArgumentParser:
                         "The code is as private as the key file: do not share it.")
     pr.add_argument("--state-dir", help="the servers' state dir (default as for serve)")
     pr.add_argument("--config", type=Path, help="TOML config file (default as for serve)")
+    pr.add_argument("--mcp-token", action="store_true",
+                    help="print instead the bearer token MCP clients send to `serve --http-port` (derived from the "
+                    "same key; as private as it)")
     pr.add_argument("--debug", action="store_true", help=DEBUG_HELP)
 
     j = sub.add_parser("jobs", help="list the background jobs and get their answers, from their records",
@@ -329,7 +338,7 @@ CONFIG_KEYS = ("state_dir", "log_level", "discovery_port", "browser", "browser_p
                "isolated", "headless", "browser_args", "load_extensions", "close_browser", "project", "allow_faults",
                "private_text", "enable_mutations", "unsafe_enable_eval", "allowed_domains", "providers_file",
                "jobs_keep_days", "network_secrets", "download_dir", "relay_port",
-               "confirm_costly")
+               "confirm_costly", "http_port")
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -346,7 +355,7 @@ def _config(args: argparse.Namespace) -> Any:
     return cfg.load(cli, config_file=explicit, defaults=defaults)
 
 
-def _pair(state_dir: Path) -> int:
+def _pair(state_dir: Path, *, token: bool = False) -> int:
     from ..errors import StateFileError
     from ..files import ensure_private_dir
     from ..pairing import load_or_create
@@ -357,6 +366,11 @@ def _pair(state_dir: Path) -> int:
     except (StateFileError, OSError) as exc:
         print(f"ai-bridge: cannot read or make the pairing key: {exc}", file=sys.stderr)
         return 1
+    if token:
+        print(key.mcp_token, flush=True)
+        print(f"The bearer token of `ai-bridge serve --http-port` on state dir {state_dir}: clients send "
+              "'Authorization: Bearer <it>'. Keep it private.", file=sys.stderr)
+        return 0
     print(f"Pairing code of the ai-bridge servers on state dir {state_dir}, key fingerprint {key.fingerprint}:",
           file=sys.stderr, flush=True)
     print(key.code, flush=True)
@@ -413,7 +427,7 @@ def _command(args: argparse.Namespace) -> int:
         return console_main(config.state_dir, pid=args.pid, socket_path=args.socket, commands=args.commands)
 
     if args.command == "pair":
-        return _pair(config.state_dir)
+        return _pair(config.state_dir, token=args.mcp_token)
 
     if args.command == "jobs":
         from . import jobs_cli

@@ -1,5 +1,8 @@
 """``ai-bridge serve``: run the actor tree with the MCP front on stdio until the client goes away or a signal comes.
 
+With ``--http-port`` the MCP front serves Streamable HTTP on loopback instead, to many clients, and stdin is not
+read: the server runs until a signal.
+
 Shutdown: stdin EOF (the MCP client went away) ends the MCP front, which ends the tree (a significant child);
 SIGTERM, SIGINT or SIGHUP (the terminal closed) ask the tree to stop. Either way the children stop in reverse start
 order; after a 3 s grace everything still running is cancelled; a watchdog thread hard-exits the process after 5 s

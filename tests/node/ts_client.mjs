@@ -1,6 +1,7 @@
 // The TypeScript SDK's own client (npm @modelcontextprotocol/sdk 1.x, protocol 2025-11-25) against `ai-bridge serve`.
 // Driven by tests/test_third_party_clients.py: argv[2] is a JSON object {command, args, env, cwd, scenario, ...};
-// the outcome is one JSON line on stdout. Scenarios:
+// with `url` (and `headers`) it connects over Streamable HTTP instead (`serve --http-port`).
+// The outcome is one JSON line on stdout. Scenarios:
 //   list   tools/list; every input and output schema compiled by Ajv in strict mode; roots answered with `root`;
 //          bridge_status called (its structured content checked against the output schema by the SDK).
 //   task   the ask `tool` with `arguments` as a task (experimental.tasks.callToolStream) to its end;
@@ -10,6 +11,7 @@
 //          text, structuredContent) or what it threw (code, message).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Ajv } from "ajv";
 
@@ -21,9 +23,10 @@ const client = new Client({ name: "ai-bridge-tests", version: "1" },
 if (spec.root) {
   client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: spec.root, name: "root" }] }));
 }
-const transport = new StdioClientTransport({
-  command: spec.command, args: spec.args, env: spec.env, cwd: spec.cwd, stderr: "inherit",
-});
+const transport = spec.url
+  ? new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers ?? {} } })
+  : new StdioClientTransport({ command: spec.command, args: spec.args, env: spec.env, cwd: spec.cwd,
+    stderr: "inherit" });
 await client.connect(transport);
 out.serverCapabilities = client.getServerCapabilities();
 
