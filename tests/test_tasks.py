@@ -91,6 +91,26 @@ async def test_2025_tool_error_fails_the_task_and_cancel_is_final(autojump_clock
         nursery.cancel_scope.cancel()
 
 
+class Session:
+    """An MCP session as the table sees it: something a task can belong to."""
+
+
+async def test_each_client_lists_its_own_tasks(autojump_clock: trio.testing.MockClock) -> None:
+    """Over HTTP several clients share the server: tasks/list shows each its own, tasks/get still finds any by id (the
+    id is the capability)."""
+    a, b = Session(), Session()
+    async with system(chatgpt=FakeSite(seconds=10)) as (runtime, _), trio.open_nursery() as nursery:
+        tasks = table(runtime, nursery)
+        mine = (await tasks.create(ASK, {"question": "a?"}, ToolCall(types.SimpleNamespace(session=a), _project),
+                                   modern=False))["task"]["taskId"]
+        theirs = (await tasks.create(ASK, {"question": "b?"}, ToolCall(types.SimpleNamespace(session=b), _project),
+                                     modern=False))["task"]["taskId"]
+        assert [t["taskId"] for t in (await tasks.list_tasks(None, a))["tasks"]] == [mine]
+        assert [t["taskId"] for t in (await tasks.list_tasks(None, b))["tasks"]] == [theirs]
+        assert (await tasks.get(theirs))["taskId"] == theirs
+        nursery.cancel_scope.cancel()
+
+
 async def test_2026_extension_form(autojump_clock: trio.testing.MockClock) -> None:
     site = FakeSite(seconds=4)
     async with system(chatgpt=site) as (runtime, _), trio.open_nursery() as nursery:

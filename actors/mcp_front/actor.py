@@ -36,7 +36,7 @@ from supervisor.otp import ActorContext, ActorSystem, Message
 from supervisor.safetext import encodable
 
 from . import schema_cache
-from .deps import FrontDeps, ToolCall
+from .deps import FrontDeps, ToolCall, client_connection
 from .icons import server_icons, tool_icon
 from .stdio import EOF_GRACE_S, Replay, StdinLines, StdinPump, StdoutWriter, early_initialize_reply, handshake_versions
 from .tasks import RELATED_TASK, TASKS_EXTENSION, ProgressSender, TaskError, TaskTable, missing_capability
@@ -219,10 +219,10 @@ async def _serve(ctx: ActorContext[Message], *, config: Config, system: ActorSys
             return explicit
         if config.project:
             return config.project
-        session = sdk_ctx.session
-        if session not in roots:
-            roots[session] = await _root_project(session) or Path.cwd().name or "default"
-        return roots[session]
+        client = client_connection(sdk_ctx)
+        if client not in roots:
+            roots[client] = await _root_project(sdk_ctx.session) or Path.cwd().name or "default"
+        return roots[client]
 
     async def _root_project(session: Any) -> str | None:
         # Only a 2025-era client that advertises roots can be asked (2026-07-28 has no server-to-client
@@ -240,7 +240,7 @@ async def _serve(ctx: ActorContext[Message], *, config: Config, system: ActorSys
         return None
 
     async def on_roots_changed(sdk_ctx: Any, params: Any) -> None:
-        roots.pop(sdk_ctx.session, None)
+        roots.pop(client_connection(sdk_ctx), None)
 
     deps = FrontDeps(ctx=ctx, config=config, system=system)
 
@@ -367,7 +367,7 @@ def _serve_tasks(server: Any, served: Mapping[str, Tool], table: TaskTable, type
 
     server.middleware.append(tasks_middleware)
 
-    def guarded(handler: Callable[[Any], Awaitable[dict[str, Any]]], *, era: str | None = None) -> Any:
+    def guarded(handler: Callable[[Any, Any], Awaitable[dict[str, Any]]], *, era: str | None = None) -> Any:
         async def serve(sdk_ctx: Any, params: Any) -> dict[str, Any]:
             modern = sdk_ctx.protocol_version in modern_versions
             if era is not None and era != ("modern" if modern else "legacy"):
@@ -376,7 +376,7 @@ def _serve_tasks(server: Any, served: Mapping[str, Tool], table: TaskTable, type
             if modern and not declares_tasks(sdk_ctx):
                 raise error(missing_capability())
             try:
-                return await handler(params)
+                return await handler(params, client_connection(sdk_ctx))
             except TaskError as exc:
                 raise error(exc) from None
 
@@ -386,14 +386,15 @@ def _serve_tasks(server: Any, served: Mapping[str, Tool], table: TaskTable, type
         task_id: str
         input_responses: dict[str, Any] = {}
 
-    server.add_request_handler("tasks/get", types.GetTaskRequestParams, guarded(lambda p: table.get(p.task_id)))
+    server.add_request_handler("tasks/get", types.GetTaskRequestParams, guarded(lambda p, _: table.get(p.task_id)))
     server.add_request_handler("tasks/result", types.GetTaskPayloadRequestParams,
-                               guarded(lambda p: table.result(p.task_id), era="legacy"))
+                               guarded(lambda p, _: table.result(p.task_id), era="legacy"))
     server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams,
-                               guarded(lambda p: table.cancel(p.task_id)))
+                               guarded(lambda p, _: table.cancel(p.task_id)))
     server.add_request_handler("tasks/list", types.PaginatedRequestParams,
-                               guarded(lambda p: table.list_tasks(p.cursor), era="legacy"))
-    server.add_request_handler("tasks/update", UpdateParams, guarded(lambda p: table.update(p.task_id), era="modern"))
+                               guarded(lambda p, session: table.list_tasks(p.cursor, session), era="legacy"))
+    server.add_request_handler("tasks/update", UpdateParams, guarded(lambda p, _: table.update(p.task_id),
+                                                                      era="modern"))
 
 
 def _progress_sender(session: Any, types: Any, token: str | int) -> ProgressSender:

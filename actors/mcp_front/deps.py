@@ -20,6 +20,14 @@ from supervisor.otp import ActorContext, ActorSystem, Message
 from supervisor.safetext import encodable
 
 
+def client_connection(sdk_context: Any) -> Any:
+    """What stays the same across one client's requests, for what is kept per client (its root, its tasks, its
+    turn): the SDK's per-client connection. The SDK (2.x) makes a `ServerSession` per request over it, and keeps it
+    private; without it (another SDK release), the session itself."""
+    session = getattr(sdk_context, "session", None)
+    return getattr(session, "_connection", None) or session
+
+
 @attrs.define(eq=False)
 class ToolCall:
     """One tools/call: reports progress to the client and names the project it is for."""
@@ -33,11 +41,19 @@ class ToolCall:
 
     def client(self) -> str:
         """Who asks, for the turns waiting asks take (issue 38): the MCP client as it names itself (2025-era
-        `initialize`, or a 2026-07-28 request's own client info)."""
-        params = getattr(getattr(self.sdk_context, "session", None), "client_params", None)
-        info = getattr(params, "client_info", None)
+        `initialize`, or a 2026-07-28 request's own client info), and its session: over HTTP two agents of one
+        kind (two Claude Code windows) are two clients and take turns."""
+        session = getattr(self.sdk_context, "session", None)
+        info = getattr(getattr(session, "client_params", None), "client_info", None)
         name, version = getattr(info, "name", None), getattr(info, "version", None)
-        return f"mcp:{name}/{version}"[:200] if isinstance(name, str) and name else "mcp"
+        who = f"mcp:{name}/{version}"[:200] if isinstance(name, str) and name else "mcp"
+        connection = client_connection(self.sdk_context)
+        return who if connection is None else f"{who}#{id(connection):x}"
+
+    def session(self) -> Any:
+        """The client connection of this call (None without one): what its tasks belong to."""
+        return client_connection(self.sdk_context)
+
 
     async def progress(self, message: str) -> bool:
         """Send a progress notification (a no-op when the client asked for none). False once the client is gone."""

@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import secrets
+import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -108,6 +109,9 @@ class TaskRecord:
     cancelled: bool = False
     updated_at: str = ""
     message: str | None = None
+    # The MCP session that made it (weakly; None for one restored after a restart): tasks/list shows a client its
+    # own tasks only, when several share the server over HTTP. An id is a capability (128 random bits) either way.
+    owner: Any = None
 
 
 @attrs.frozen
@@ -137,8 +141,9 @@ class TaskTable:
         self._expire()
         ttl = DEFAULT_TTL_MS if ttl_ms is None else max(MIN_TTL_MS, min(int(ttl_ms), MAX_TTL_MS))
         now = _now()
+        session = call.session()
         rec = TaskRecord(secrets.token_urlsafe(16), tool.name, modern, now, trio.current_time() + ttl / 1000, ttl,
-                         updated_at=now)
+                         updated_at=now, owner=None if session is None else weakref.ref(session))
         try:
             args: Args = tool.parse(raw_args)
             view = await tool.start_job(self._deps, call, args)
@@ -202,11 +207,13 @@ class TaskTable:
         await self._record(task_id)  # we never ask for input: there is nothing outstanding to answer
         return {}
 
-    async def list_tasks(self, cursor: str | None) -> dict[str, Any]:
+    async def list_tasks(self, cursor: str | None, session: Any = None) -> dict[str, Any]:
+        """2025-11-25 ``tasks/list``: the tasks of `session` (and those restored after a restart, which have none)."""
         if cursor is not None:
             raise TaskError(INVALID_PARAMS, "Invalid cursor: this server lists every task on one page")
         self._expire()
-        records = [rec for rec in reversed(self._tasks.values()) if not rec.modern]
+        records = [rec for rec in reversed(self._tasks.values())
+                   if not rec.modern and (rec.owner is None or rec.owner() is session)]
         return {"tasks": [self._task(rec, await self._state(rec)) for rec in records]}
 
     # --- internals -------------------------------------------------------------------------------------------------
