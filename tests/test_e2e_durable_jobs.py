@@ -90,17 +90,24 @@ async def test_a_finished_job_nobody_collected_survives_sigkill(sites: FakeSites
 async def test_a_job_killed_mid_answer_is_reattached_and_read_whole(sites: FakeSites, tmp_path: Path) -> None:
     """The browser outlives the server (the user's Chrome, connect mode): SIGKILL mid-answer, a new server on the
     same state dir reattaches the job — its conversation opened, the question never sent again — and get_answer
-    returns the whole answer."""
+    returns the whole answer. A Claude job killed alongside is reattached too: the newer sites' tables carry what
+    reattaching needs (issue 40)."""
     sites.chatgpt.set_next(chunks=60, intervalMs=200, firstTokenMs=200)  # about 12 s of answer
+    sites.claude.set_next(chunks=60, intervalMs=200, firstTokenMs=200)
     q = "Explain 4 differences between TCP and UDP."
+    q_claude = "Explain 3 differences between HTTP/1.1 and HTTP/2."
     connect = ("--browser", "connect")
     async with open_user_chrome(sites, tmp_path / "users-chrome") as chrome:
         async with open_bridge(sites, tmp_path, extra=connect) as b:
             job_id = ok(await b.call("ask_chatgpt_web", {"question": q, "background": True}))["jobId"]
-            await trio.to_thread.run_sync(lambda: sites.chatgpt.wait_log(
-                lambda qs: qs and qs[0]["status"] == "streaming", timeout=30))
+            claude_job = ok(await b.call("ask_claude_web", {"question": q_claude, "background": True}))["jobId"]
+            for site in (sites.chatgpt, sites.claude):
+                await trio.to_thread.run_sync(lambda site=site: site.wait_log(
+                    lambda qs: qs and qs[0]["status"] == "streaming", timeout=30))
             rec = await wait_record(b.state_dir, job_id, lambda r: r.get("asks", {}).get("chatgpt", {}).get("url"),
                                     "the conversation's URL in the record")
+            await wait_record(b.state_dir, claude_job, lambda r: r.get("asks", {}).get("claude", {}).get("url"),
+                              "Claude's conversation URL in its record")
             await kill_server(b)
         url = rec["asks"]["chatgpt"]["url"]
         assert url.startswith("https://chatgpt.com/c/") and rec["status"] == "running"
@@ -108,9 +115,11 @@ async def test_a_job_killed_mid_answer_is_reattached_and_read_whole(sites: FakeS
 
         async with open_bridge(sites, tmp_path, extra=connect) as b2:
             listed = ok(await b2.call("list_jobs", {}))["jobs"]
-            assert [(j["jobId"], j["status"]) for j in listed] == [(job_id, "running")]
+            assert sorted((j["jobId"], j["status"]) for j in listed) == sorted([(job_id, "running"),
+                                                                                (claude_job, "running")])
             res = await b2.call("get_answer", {"job_id": job_id, "wait_s": 90})
             sc = ok(res)
+            claude_sc = ok(await b2.call("get_answer", {"job_id": claude_job, "wait_s": 90}))
             log = b2.log_text()
         assert chrome.proc.poll() is None
     assert sc["status"] == "done", sc
@@ -121,3 +130,8 @@ async def test_a_job_killed_mid_answer_is_reattached_and_read_whole(sites: FakeS
     words = asked["answer"].split()
     assert words[0] in answer and words[-1].strip(".") in answer and answer_ref(q) in answer
     assert "reattaching chatgpt" in log and "reading its answer instead of sending it again" in log
+    assert claude_sc["status"] == "done", claude_sc
+    [asked_claude] = sites.claude.log()  # sent once, read whole after the restart
+    assert asked_claude["status"] == "complete" and "reattaching claude" in log
+    claude_answer = claude_sc["results"]["claude"]["answer"]
+    assert answer_ref(q_claude) in claude_answer and asked_claude["answer"].split()[-1].strip(".") in claude_answer
