@@ -81,7 +81,8 @@ async def test_an_ask_reaches_a_paired_chrome_on_another_machine_through_a_forwa
             async with open_bridge(sites, tmp_path, extra=extra) as b:
                 async def linked() -> dict[str, object] | None:
                     s = await b.status()
-                    return s if s["extension"].get("connected") else None
+                    # The browser actor learns of the link when it next follows it: ownership may lag a moment.
+                    return s if s["extension"].get("connected") and s["browser"].get("ownership") else None
 
                 st = await eventually(linked, 40, "the laptop's extension connected through the forward")
                 assert st["browser"]["ownership"] == "user"
