@@ -98,6 +98,9 @@ MUTATIONS: tuple[Mutation, ...] = (
       # Behind the accept gate an e2e peer never reaches it: the unit test fakes the uid check.
       "tests/test_relay_wire.py::test_a_websocket_from_another_users_process_is_refused_before_its_request_is_read",
       OTHER_USER),
+    m("page-script-host-suffix", "the page script judges *.example.com as the extension does (not notexample.com)",
+      "actors/browser_tools/page_tree.js", "host.endsWith(p.slice(1))", "host.endsWith(p.slice(2))",
+      "tests/test_browser_tools_units.py::test_the_page_script_judges_urls_as_the_extension_and_the_server_do"),
     # MCP over HTTP (serve --http-port): the door in front of the SDK.
     m("mcp-http-binds-every-interface", "every listener binds 127.0.0.1 only",
       "actors/mcp_front/http.py", 'sock.bind(("127.0.0.1", port))', 'sock.bind(("0.0.0.0", port))', MCP_HTTP_E2E),

@@ -112,6 +112,26 @@ def test_extension_policy_agrees_with_the_server(tmp_path: Path) -> None:
     assert json.loads(refused) == [None] * 6  # the extension refuses what the config refuses
 
 
+@requires_node
+def test_the_page_script_judges_urls_as_the_extension_and_the_server_do(tmp_path: Path) -> None:
+    """page_tree.js keeps its own copy of the host match (it runs inside the page, where nothing can be imported):
+    run on the same cases, it must agree. It judges http(s) URLs only (null for the rest: about:blank is judged by
+    its origin there), so a refused non-http URL is null."""
+    source = (REPO / "actors" / "browser_tools" / "page_tree.js").read_text()
+    start = source.index("  function hostAllowed(host) {")
+    end = source.index("  /** May the tools read this document?")
+    (tmp_path / "run.mjs").write_text(
+        f"const cases = {json.dumps(URL_CASES)};\n"
+        "console.log(JSON.stringify(cases.map(([hosts, url]) => {\n"
+        "  const HOSTS = hosts.map((h) => String(h).toLowerCase());\n"
+        f"{source[start:end]}\n"
+        "  return httpAllowed(url);\n"
+        "})));\n")
+    out = subprocess.run(["node", str(tmp_path / "run.mjs")], capture_output=True, text=True, check=True, timeout=30)
+    expected = [allowed if url.startswith(("http:", "https:")) else None for _, url, allowed in URL_CASES]
+    assert json.loads(out.stdout) == expected
+
+
 @pytest.mark.parametrize("raw", ["https://x.com", "x.com:80", "x.com/a", "*x.com", "", "a b", "*.*.x"])
 def test_bad_host_patterns_are_config_errors(raw: str) -> None:
     with pytest.raises(ValueError, match="host"):
