@@ -103,7 +103,9 @@ def needs_pipe_loading(version: str) -> bool:
 HEADLESS_DISABLED_FEATURES = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup"]
 # Page.captureScreenshot renders into a new surface instead of waiting out the frame the page is drawing: a viewport
 # screenshot right after typing took 36 ms at the capture (p50), 19-23 ms with it (Chromium 156, 2 cores); Playwright
-# launches Chromium with it too. Only in a browser we launch: a user's own Chrome keeps its own features.
+# launches Chromium with it too. A hidden tab's capture then fails at once ("Unable to capture screenshot") where it
+# could hang: the tools bring a tab to front before they capture it. Only in a browser we launch: a user's own Chrome
+# keeps its own features.
 LAUNCH_ENABLED_FEATURES = ["CDPScreenshotNewSurface"]
 
 
