@@ -196,7 +196,8 @@ def test_launch_args_pass_browser_args_verbatim(tmp_path: Path) -> None:
                  env={}, config_file=tmp_path / "none.toml")
     args = launch_args(c, [tmp_path / "ext"], tmp_path / "profile", pipe_loading=False)
     assert "--headless=new" in args and f"--load-extension={tmp_path / 'ext'}" in args
-    assert args[-4:] == ["--host-resolver-rules=MAP x 127.0.0.1:1", "--foo=a b",
+    assert args[-5:] == ["--host-resolver-rules=MAP x 127.0.0.1:1", "--foo=a b",
+                         "--enable-features=CDPScreenshotNewSurface",
                          "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup", "about:blank"]
     assert "--remote-debugging-pipe" in args  # our browser-level channel, whatever the loading mode
     piped = launch_args(c, [tmp_path / "ext"], tmp_path / "profile", pipe_loading=True)
@@ -204,16 +205,21 @@ def test_launch_args_pass_browser_args_verbatim(tmp_path: Path) -> None:
 
 
 def test_disabled_features_are_one_switch_with_the_users_own(tmp_path: Path) -> None:
-    """Chromium heeds only the last --disable-features: the user's would drop ours (and ours theirs)."""
-    def disabled(headless: bool, *extra: str) -> list[str]:
+    """Chromium heeds only the last --disable-features (and --enable-features): the user's would drop ours (and
+    ours theirs)."""
+    def disabled(headless: bool, *extra: str, switch: str = "--disable-features") -> list[str]:
         c = cfg.load({"headless": headless, "browser_args": list(extra)}, env={}, config_file=tmp_path / "none.toml")
         return [a for a in launch_args(c, [tmp_path / "ext"], tmp_path / "p", pipe_loading=False)
-                if a.startswith("--disable-features")]
+                if a.startswith(switch)]
 
     assert disabled(True, "--disable-features=Translate,,WebUIOmniboxPopup", "--disable-features=X") == [
         "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup,Translate,X"]
     assert disabled(False) == []  # a browser you see keeps Chrome's own address bar popup
     assert disabled(False, "--disable-features=Translate") == ["--disable-features=Translate"]
+    # Screenshots render a new surface in every browser we launch, beside the user's own features.
+    assert disabled(True, "--enable-features=A,B", "--enable-features=C", switch="--enable-features") == [
+        "--enable-features=CDPScreenshotNewSurface,A,B,C"]
+    assert disabled(False, switch="--enable-features") == ["--enable-features=CDPScreenshotNewSurface"]
     # The doctor's and probe's offline browser goes through the same merge.
     from supervisor.app.saved_page import browser_args
     assert [a for a in browser_args(tmp_path, ["--disable-features=X"]) if a.startswith("--disable-features")] == [

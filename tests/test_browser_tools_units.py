@@ -360,6 +360,33 @@ def test_buffers_are_bounded() -> None:
     assert [(e.url, e.status) for e in last_two] == [("https://a.test/a", 302), ("https://a.test/b", 200)]
 
 
+def test_the_current_page_begins_at_its_document_request() -> None:
+    """network_log shows the current document's requests by default: from its navigation request (Chrome's request
+    id for it is the loader id the commit names), redirect hops included."""
+    tab = ToolTab(1, bt.TabOwner.TOOLS)
+    tab.network = NetworkBuffer()
+
+    def sent(rid: str, url: str, **more: Any) -> None:
+        tab.on_event(cdp("Network.requestWillBeSent", requestId=rid, request={"url": url}, **more))
+
+    sent("1", "https://a.test/")
+    sent("2", "https://a.test/app.js")
+    sent("L2", "https://a.test/old")
+    sent("L2", "https://a.test/new", redirectResponse={"status": 301})
+    sent("3", "https://a.test/late.js")  # the leaving page's, after the navigation began
+    tab.on_event(cdp("Page.frameNavigated", frame={"id": "F", "url": "https://a.test/new", "loaderId": "L2"}))
+    by_url = {e.url: e.id for e in tab.network.entries()}
+    assert tab.network.page_from == by_url["https://a.test/old"] == 3
+    # A frame's commit or a same-document navigation is the same page.
+    tab.on_event(cdp("Page.frameNavigated", frame={"id": "G", "parentId": "F", "url": "https://b.test/",
+                                                   "loaderId": "4"}))
+    tab.on_event(cdp("Page.navigatedWithinDocument", frameId="F", url="https://a.test/new#x"))
+    assert tab.network.page_from == 3
+    # A document whose request the log does not hold (a denied one's, or one from before the log): from the next.
+    tab.on_event(cdp("Page.frameNavigated", frame={"id": "F", "url": "about:blank", "loaderId": "L9"}))
+    assert tab.network.page_from == tab.network.next_id == 6
+
+
 def test_console_events_become_entries() -> None:
     tab = ToolTab(1, bt.TabOwner.TOOLS)
     tab.on_event(cdp("Runtime.consoleAPICalled", type="log", args=[{"type": "string", "value": "x"}]))

@@ -483,6 +483,12 @@ async def test_refs_across_re_renders_logs_and_eval(toolsite: ToolSite, tmp_path
         assert (await ok(b, "console_logs", {"since_id": newest}))["entries"] == []
         net = await ok(b, "network_log")
         by_url = {e["url"]: e for e in net["entries"]}
+        # The current page's requests, from its document request on; the earlier pages' on request.
+        page_start = by_url["https://allowed.test/console"]["id"]
+        assert min(by_url[u]["id"] for u in by_url) == page_start and "https://allowed.test/rerender" not in by_url
+        every = await ok(b, "network_log", {"earlier_pages": True})
+        assert "https://allowed.test/rerender" in [e["url"] for e in every["entries"] if e["id"] < page_start]
+        assert every["total"] == net["total"] > len(net["entries"])
         assert by_url["https://allowed.test/api/data"]["status"] == 200
         assert by_url["https://allowed.test/api/data"]["mimeType"] == "application/json"
         assert by_url["https://allowed.test/api/missing"]["status"] == 404

@@ -9,10 +9,12 @@ from typing import Any
 import attrs
 import pydantic
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from actors.mcp_front.actor import call_tool
-from actors.mcp_front.toolkit import Absent, Annotations, Args, Output, Result, Tool
+from actors.mcp_front.toolkit import Absent, Annotations, Args, Output, Result, Tool, _clean, _nullable, _shapes
 from actors.mcp_front.tools import TOOLS
 from actors.mcp_front.tools.render import Answer, BothAnswers, DryRun, JobStarted, SitesAnswers
 from supervisor.errors import ErrorInfo, TabClosed
@@ -113,6 +115,54 @@ def test_every_tool_declares_a_valid_output_schema() -> None:
         assert schema is not None and schema["type"] == "object", name
         Draft202012Validator.check_schema(schema)
         assert "$ref" not in str(schema) and "title" not in schema, name  # inlined, no noise for the agent
+
+
+def _folded_nodes() -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Every `X | None` node of every tool's output models as pydantic writes it, beside what `_nullable` makes it."""
+    found: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if {"type": "null"} in node.get("anyOf", []) and "anyOf" not in (folded := _nullable(node)):
+                found[repr(node)] = (node, folded)
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    for t in TOOLS.values():
+        assert t.output is not None
+        for shape in _shapes(t.output):
+            walk(_clean(shape.model_json_schema()))
+    return list(found.values())
+
+
+FOLDED = _folded_nodes()
+# JSON values whose object keys are often the ones the folded schemas name, so objects of the right shape come up.
+_KEYS = sorted({k for _, f in FOLDED for k in f.get("properties", {})}) or ["x"]
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+                     lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.sampled_from(_KEYS) | st.text(max_size=3), inner, max_size=6),
+                     max_leaves=12)
+
+
+def test_nullable_fields_are_one_type_list_in_the_output_schemas() -> None:
+    """The SDK's client validates structured content against outputSchema on every call: a nullable field is
+    `type: [T, "null"]`, not an anyOf a validator descends into twice."""
+    assert {f["type"][0] for _, f in FOLDED} >= {"string", "integer", "number", "object"}  # distinct nodes
+    entry = own(TOOLS["network_log"].output_schema() or {})["properties"]["entries"]["items"]["properties"]
+    assert entry["status"] == {"type": ["integer", "null"]} and entry["durationMs"] == {"type": ["number", "null"]}
+    for _, folded in FOLDED:
+        Draft202012Validator.check_schema(folded)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(FOLDED), _JSON)
+def test_a_folded_nullable_schema_accepts_what_the_anyof_did(pair: tuple[dict[str, Any], dict[str, Any]],
+                                                            value: Any) -> None:
+    original, folded = pair
+    assert Draft202012Validator(folded).is_valid(value) == Draft202012Validator(original).is_valid(value)
 
 
 def test_the_ask_outputs_name_every_provider() -> None:

@@ -231,10 +231,14 @@
   function maskFrames() {
     unmaskFrames();
     const els = [];
+    const roots = [document]; // watched once the frames are masked (masking them is not the page touching them)
     let frames = 0;
     for (const el of allElements(document.documentElement)) {
+      if (el.shadowRoot) roots.push(el.shadowRoot);
       if (!isFrame(el)) continue;
       frames++;
+      const doc = frameDoc(el);
+      if (doc) roots.push(doc);
       if (!sealed(el)) continue;
       const st = el.style;
       els.push([el, st.getPropertyValue('visibility'), st.getPropertyPriority('visibility'),
@@ -244,12 +248,7 @@
     }
     const observer = new MutationObserver(() => {});
     const watch = { subtree: true, childList: true, attributes: true };
-    observer.observe(document, watch);
-    for (const el of allElements(document.documentElement)) {
-      if (el.shadowRoot) observer.observe(el.shadowRoot, watch);
-      const doc = frameDoc(el);
-      if (doc) observer.observe(doc, watch);
-    }
+    for (const root of roots) observer.observe(root, watch);
     mask = { els, set: new Set(els.map((e) => e[0])), observer };
     return { masked: els.length, frames };
   }

@@ -520,12 +520,14 @@ async def network_log(page: Page, msg: NetworkLog) -> NetworkReport:
     buf.logging = True
     page.policy.check_url(page.tab.url, f"tab {page.tab.tab_id}")
     needle = msg.url_contains.lower() if msg.url_contains else None
-    entries = [e for e in buf.entries() if e.id > msg.since_id and (not msg.failed_only or e.failed
-                                                                     or (e.status or 0) >= 400)
-               and (needle is None or needle in e.url.lower())]
+    since = msg.since_id if msg.earlier_pages else max(msg.since_id, buf.page_from - 1)
+    picked = [r for r in buf.requests.values() if r.entry_id > since and (not msg.failed_only or r.failed
+                                                                         or (r.status or 0) >= 400)
+              and (needle is None or needle in r.url.lower())]
+    entries = tuple(r.entry() for r in picked[-msg.limit:]) if msg.limit else ()
     body = await response_body(page, msg) if msg.body_of is not None else None
-    report = NetworkReport(page.tab.tab_id, page.tab.url, started, tuple(entries[-msg.limit:]) if msg.limit else (),
-                           len(buf.requests), buf.dropped, msg.headers, body)
+    report = NetworkReport(page.tab.tab_id, page.tab.url, started, entries, len(buf.requests), buf.dropped,
+                           msg.headers, body)
     if msg.clear:
         buf.requests.clear()
     return report

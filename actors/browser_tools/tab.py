@@ -142,12 +142,19 @@ class NetworkBuffer:
     # The domain policy: a request made by a document it denies (the page a tool is leaving) is not kept.
     allowed: Callable[[str], bool] = _anywhere
     secrets: bool = False  # keep credential headers (network_secrets) instead of redacting them
+    page_from: int = 1  # the first entry of the current document's (its document request, redirects included)
 
     def by_id(self, entry_id: int) -> _Request | None:
         return next((r for r in self.requests.values() if r.entry_id == entry_id), None)
 
     def entries(self) -> Iterator[NetworkEntry]:
         return (r.entry() for r in self.requests.values())
+
+    def committed(self, loader_id: str) -> None:
+        """The main frame committed a new document: its entries begin with its own document request, whose request id
+        Chrome gives as the loader's (each redirect hop keeps it), or else with the next request."""
+        hops = [r.entry_id for r in self.requests.values() if loader_id and r.request_id == loader_id]
+        self.page_from = min(hops, default=self.next_id)
 
     def inflight(self) -> int:
         return sum(not r.done for r in self.requests.values())
@@ -355,6 +362,8 @@ class ToolTab:
             self.url = _s(frame, "unreachableUrl") or _s(frame, "url") or self.url
             self.frame_id = _s(frame, "id") or self.frame_id
             self.loaders = [*self.loaders[-7:], _s(frame, "loaderId")]
+            if self.network is not None:
+                self.network.committed(_s(frame, "loaderId"))
             self.nav_type = _s(p, "type")
             self.same_document = False
             self.nav_seq += 1

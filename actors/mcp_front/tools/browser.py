@@ -211,9 +211,10 @@ TOOLS = (
          f"true) and keeps the newest 1000. {UNTRUSTED} {POLICY}",
          ConsoleArgs, plain, READ, output=out.ConsoleOut),
     Tool("network_log",
-         "The tab's network requests (method, URL, status, type, timing, failures; headers: true adds their "
-         "headers, credentials redacted; body_of: an entry id adds its response body, capped, text only unless "
-         "binary). Collection runs from the moment the tools hold the tab and keeps the newest 500. "
+         "The current page's network requests (method, URL, status, type, timing, failures; earlier_pages: true "
+         "adds the pages' before it; headers: true adds their headers, credentials redacted; body_of: an entry id "
+         "adds its response body, capped, text only unless binary). Collection runs from the moment the tools hold "
+         "the tab and keeps the newest 500. "
          f"{UNTRUSTED} {POLICY}",
          NetworkArgs, plain, READ, output=out.NetworkOut),
     Tool("upload_file",

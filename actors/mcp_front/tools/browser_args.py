@@ -430,10 +430,12 @@ class NetworkArgs(_TabArgs):
                                          "20000).")] = 20_000
     binary: Annotated[bool, Field(description="A binary body as base64 (else only text bodies are "
                                   "returned).")] = False
+    earlier_pages: Annotated[bool, Field(description="Also the requests of the pages the tab showed before the "
+                                         "current one (else from the current page's document request on).")] = False
 
     def request(self) -> bt.NetworkLog:
         return bt.NetworkLog(self.url_contains, self.failed_only, self.since_id, self.limit, self.clear, self.tab_id,
-                             self.headers, self.body_of, self.body_max_chars, self.binary)
+                             self.headers, self.body_of, self.body_max_chars, self.binary, self.earlier_pages)
 
 
 class UploadFileArgs(_Element):

@@ -349,7 +349,7 @@ class NetworkOut(Output):
     started: bool = Field(description="This call started collecting for the tab (else it has run since the tools "
                           "took hold of it).")
     entries: list[NetworkEntryOut]
-    total: Count = Field(description="Requests kept in the buffer.")
+    total: Count = Field(description="Requests kept in the buffer (earlier pages' too).")
     dropped: Count = Field(description="Requests pushed out of the bounded buffer since collection began.")
     body: NetworkBodyOut | Absent = None
 

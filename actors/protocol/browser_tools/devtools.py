@@ -127,6 +127,7 @@ class NetworkLog(Request[NetworkReport]):
     body_of: int | None = None  # an entry id: its response body too
     body_max_chars: int = 20_000
     binary: bool = False  # a binary body as base64 (else refused: text only)
+    earlier_pages: bool = False  # also the requests of the documents the tab showed before the current one
 
 
 class NetworkPreset(enum.StrEnum):
