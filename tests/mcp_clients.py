@@ -116,6 +116,90 @@ async def open_client(args: list[str], env: dict[str, str], *, mode: str = "auto
         yield client
 
 
+@asynccontextmanager
+async def open_http_server(args: list[str], env: dict[str, str], tmp: Path) -> AsyncIterator[HttpServer]:
+    """``python -m supervisor.app.cli ARGS --http-port PORT`` (a free port), listening, with the state dir's token
+    (`ai-bridge pair --mcp-token`); SIGTERM at the end, which must end it with exit code 0 and nothing on stdout."""
+    import signal
+    import socket
+    import subprocess
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    cli = [sys.executable, "-m", "supervisor.app.cli"]
+    token = subprocess.run([*cli, "pair", "--mcp-token"], env=env, cwd=REPO, capture_output=True, text=True,
+                           check=True).stdout.strip()
+    with open(tmp / "http-stdout", "wb") as out, open(tmp / "http-stderr", "wb") as err:
+        proc = subprocess.Popen([*cli, *args, "--http-port", str(port)], env=env, cwd=REPO,
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+    server = HttpServer(port, token, tmp / "http-stderr")
+    try:
+        with trio.fail_after(60):
+            while not await trio.to_thread.run_sync(server.listening):
+                assert proc.poll() is None, server.stderr()[-3000:]
+                await trio.sleep(0.05)
+        yield server
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = await trio.to_thread.run_sync(lambda: proc.wait(timeout=30))
+    assert code == 0, server.stderr()[-3000:]
+    assert (tmp / "http-stdout").read_bytes() == b""  # stdout carries MCP only, and over HTTP there is none
+    assert token not in server.stderr()
+
+
+@attrs.frozen
+class HttpServer:
+    port: int
+    token: str
+    stderr_path: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+    def post(self, headers: dict[str, str]) -> int:
+        """The status of a bare POST /mcp with these headers (an initialize it would take, were it let in)."""
+        import http.client
+        import json
+
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}})
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            conn.request("POST", "/mcp", body, {"Content-Type": "application/json",
+                                                "Accept": "application/json, text/event-stream", **headers})
+            return conn.getresponse().status
+        finally:
+            conn.close()
+
+    def listening(self) -> bool:
+        try:
+            self.post({})
+        except OSError:
+            return False
+        return True
+
+
+@asynccontextmanager
+async def open_http_client(server: HttpServer, *, mode: str = "auto", **kw: Any) -> AsyncIterator[Client]:
+    """The SDK's `Client` over Streamable HTTP to `server`, with its token."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    http_client = create_mcp_http_client(headers=server.auth)
+    async with http_client, streamable_http_client(server.url, http_client=http_client) as streams, \
+            Client(_Streams(streams), mode=mode, **kw) as client:  # type: ignore[arg-type]
+        yield client
+
+
 class _Streams:
     """An open stream pair as the `Transport` that `Client` enters."""
 

@@ -65,7 +65,7 @@ PAIRING_E2E = "tests/test_e2e_pairing.py::test_another_users_server_is_shown_nev
 WSURL_UNIT = "tests/test_pairing.py::test_the_extension_sends_its_hello_only_to_a_loopback_socket"
 FLOW = "tests/test_provider_flow.py"
 MCP_HTTP_UNIT = "tests/test_mcp_http.py::test_what_gets_in_and_what_does_not"
-MCP_HTTP_E2E = "tests/test_third_party_clients.py::test_two_clients_of_two_sdks_ask_side_by_side_over_http"
+MCP_HTTP_E2E = "tests/test_mcp_protocol.py::test_clients_of_both_eras_share_one_server_over_http_behind_its_door"
 POOL = "tests/test_provider_pool.py"
 
 MUTATIONS: tuple[Mutation, ...] = (

@@ -23,7 +23,17 @@ from jsonschema import Draft202012Validator
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from .conftest import REPO
-from .mcp_clients import TaskLog, cancel_task, get_task, open_client, server_env, tasks_extension
+from .mcp_clients import (
+    TaskLog,
+    cancel_task,
+    get_task,
+    open_client,
+    open_http_client,
+    open_http_server,
+    server_env,
+    tasks_extension,
+)
+from .test_hardening import listening_on
 
 SERVE = ["serve", "--browser", "connect"]
 ASKS = {"ask_chatgpt_gemini_web", "ask_web", "ask_chatgpt_web", "ask_gemini_web", "ask_claude_web", "ask_grok_web",
@@ -262,3 +272,33 @@ def test_requests_piped_before_eof_are_answered(tmp_path: Path) -> None:
     replies = {r["id"]: r for r in map(json.loads, done.stdout.splitlines())}
     assert set(replies) == {1, 2, 3} and replies[3]["result"]["structuredContent"] == {"jobs": []}
     assert done.returncode == 0
+
+
+# --- MCP over HTTP: many clients on one server (issue 38 item 6) ---------------------------------------------------
+
+
+# The SDK's HTTP client leaves its streams' async generators to the garbage collector when it closes under trio.
+@pytest.mark.filterwarnings("ignore:Exception ignored in. <async_generator object"
+                            ":pytest.PytestUnraisableExceptionWarning")
+async def test_clients_of_both_eras_share_one_server_over_http_behind_its_door(tmp_path: Path) -> None:
+    async with open_http_server(SERVE, server_env(tmp_path), tmp_path) as http:
+        assert listening_on(http.port) == {"127.0.0.1"}  # loopback only
+        # The door: no token, a wrong one, a web page's Origin, a rebinding Host: refused before the SDK sees them.
+        for headers, status in (({}, 401), ({"Authorization": "Bearer " + "x" * 43}, 401),
+                                ({**http.auth, "Origin": "https://evil.example"}, 403),
+                                ({**http.auth, "Host": f"evil.example:{http.port}"}, 403)):
+            assert await trio.to_thread.run_sync(http.post, headers) == status, headers
+        seen: dict[str, Any] = {}
+
+        async def client(mode: str) -> None:
+            async with open_http_client(http, mode=mode) as c:
+                seen[mode] = (c.session.protocol_version, len((await c.list_tools()).tools),
+                              (await c.call_tool("bridge_status", {})).structured_content["pid"])
+
+        async with trio.open_nursery() as n:  # two clients at once, one of each protocol era
+            n.start_soon(client, "legacy")
+            n.start_soon(client, "auto")
+        assert seen["legacy"][0] == "2025-11-25" and seen["auto"][0] == "2026-07-28"
+        assert seen["legacy"][1:] == seen["auto"][1:]  # the same tools, the same server
+    stderr = http.stderr()
+    assert "refused: missing or wrong bearer token" in stderr and "Origin" in stderr and "Traceback" not in stderr

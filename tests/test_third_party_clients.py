@@ -9,26 +9,19 @@ asking side by side through one server over HTTP (`serve --http-port`)."""
 
 from __future__ import annotations
 
-import http.client
 import json
-import signal
-import socket
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from .e2e import requires_chromium, server_args
 from .fakesites.fixture import FakeSites
 from .fakesites.scripting import answer_ref
+from .mcp_clients import open_http_client, open_http_server
 from .npm_clients import clean_env, inspector_cli, install, run_ts_client, server_command
-from .test_e2e_link import eventually
 from .test_hardening import listening_on
 
 ROOT = "file:///home/me/my%20project%C3%A9"
@@ -247,25 +240,6 @@ def test_inspector_shows_the_typed_error(npm_prefix: Path, tmp_path: Path, call:
 # --- many clients on one server: MCP over HTTP (issue 38 item 6) -----------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _post(port: int, headers: dict[str, str]) -> int:
-    """The status of a bare POST /mcp with these headers (an initialize it would take, were it let in)."""
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}})
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        conn.request("POST", "/mcp", body, {"Content-Type": "application/json",
-                                            "Accept": "application/json, text/event-stream", **headers})
-        return conn.getresponse().status
-    finally:
-        conn.close()
-
-
 @requires_chromium
 @pytest.mark.chromium
 # The Python SDK's HTTP client leaves its streams' async generators to the garbage collector when it closes under
@@ -277,45 +251,19 @@ async def test_two_clients_of_two_sdks_ask_side_by_side_over_http(npm_prefix: Pa
     # Each answer streams for ~5 s, so the second client's question (a Node process that starts meanwhile) reaches
     # the site while the first answer still streams: the two asks share the server and its pool of tabs.
     sites.chatgpt.set_next(chunks=12, intervalMs=400, firstTokenMs=200)
-    port = _free_port()
     server = browser_server(sites, tmp_path)
-    env = clean_env(server["env"])
-    token = subprocess.run([sys.executable, "-m", "supervisor.app.cli", "pair", "--mcp-token"], env=env,
-                           cwd=server["cwd"], capture_output=True, text=True, check=True).stdout.strip()
-    with open(tmp_path / "stdout", "wb") as out, open(tmp_path / "stderr", "wb") as err:
-        proc = subprocess.Popen([server["command"], *server["args"], "--http-port", str(port)], env=env,
-                                cwd=server["cwd"], stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-    try:
-        async def listening() -> bool:
-            try:
-                await trio.to_thread.run_sync(_post, port, {})
-            except OSError:
-                return False
-            return True
-
-        await eventually(listening, 30, "the server listening")
-        assert listening_on(port) == {"127.0.0.1"}  # loopback only
-        auth = {"Authorization": f"Bearer {token}"}
-        # The door: no token, a wrong one, a web page's Origin, a rebinding Host: refused before the SDK sees them.
-        assert await trio.to_thread.run_sync(_post, port, {}) == 401
-        assert await trio.to_thread.run_sync(_post, port, {"Authorization": "Bearer " + "x" * 43}) == 401
-        assert await trio.to_thread.run_sync(_post, port, {**auth, "Origin": "https://evil.example"}) == 403
-        assert await trio.to_thread.run_sync(_post, port, {**auth, "Host": f"evil.example:{port}"}) == 403
-
-        url = f"http://127.0.0.1:{port}/mcp"
+    async with open_http_server(server["args"][2:], clean_env(server["env"]), tmp_path) as http:
+        assert listening_on(http.port) == {"127.0.0.1"}  # loopback only
         q_py, q_ts = "What is 21 times 2 for the Python client?", "What is 22 times 2 for the TypeScript client?"
         got: dict[str, Any] = {}
 
         async def python_client() -> None:
-            http_client = create_mcp_http_client(headers=auth)
-            async with http_client, streamable_http_client(url, http_client=http_client) as (read, write), \
-                    ClientSession(read, write) as session:
-                await session.initialize()
-                res = await session.call_tool("ask_chatgpt_web", {"question": q_py, "project": "http-py"})
+            async with open_http_client(http, mode="legacy") as client:
+                res = await client.call_tool("ask_chatgpt_web", {"question": q_py, "project": "http-py"})
                 got["py"] = {"isError": res.is_error, "structuredContent": res.structured_content}
 
         async def typescript_client() -> None:
-            spec = {"url": url, "headers": auth, "scenario": "calls",
+            spec = {"url": http.url, "headers": http.auth, "scenario": "calls",
                     "calls": [{"name": "ask_chatgpt_web", "arguments": {"question": q_ts, "project": "http-ts"}}]}
             got["ts"] = (await trio.to_thread.run_sync(run_ts_client, npm_prefix, spec))["calls"][0]
 
@@ -330,11 +278,4 @@ async def test_two_clients_of_two_sdks_ask_side_by_side_over_http(npm_prefix: Pa
         assert sorted(e["question"] for e in log) == sorted([q_py, q_ts])  # each question sent once
         assert len({e["conversationId"] for e in log}) == 2
         assert max(e["receivedAtMs"] for e in log) < min(e["streamEndAtMs"] for e in log), log  # side by side
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        code = await trio.to_thread.run_sync(lambda: proc.wait(timeout=30))
-    stderr = (tmp_path / "stderr").read_text()
-    assert code == 0, stderr[-3000:]
-    assert (tmp_path / "stdout").read_bytes() == b""  # stdout carries MCP only, and over HTTP there is none
-    assert token not in stderr and "refused" in stderr
-    no_warning_printed(stderr)
+    no_warning_printed(http.stderr())

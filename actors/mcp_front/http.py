@@ -21,6 +21,7 @@ time (`RefusalLog`), never with the token.
 from __future__ import annotations
 
 import hmac
+import inspect
 import json
 import logging
 import os
@@ -141,7 +142,10 @@ async def serve_http(server: Any, *, sock: socket.socket, token: str, stop: trio
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
     port = int(sock.getsockname()[1])
-    manager = StreamableHTTPSessionManager(server, session_idle_timeout=SESSION_IDLE_S, max_sessions=MAX_SESSIONS)
+    # max_sessions came with mcp 2.1; 2.0 (our lowest) has no cap to set.
+    cap: dict[str, Any] = {"max_sessions": MAX_SESSIONS} if "max_sessions" in inspect.signature(
+        StreamableHTTPSessionManager).parameters else {}
+    manager = StreamableHTTPSessionManager(server, session_idle_timeout=SESSION_IDLE_S, **cap)
     door = Door(manager.handle_request, port=port, token=token, refusals=RefusalLog("MCP over HTTP", burst=3))
     hc = HypercornConfig()
     hc.bind = [f"fd://{sock.fileno()}"]
