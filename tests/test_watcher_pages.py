@@ -318,3 +318,28 @@ async def test_the_seeds_feedback_anchor_reads_the_box_around_the_thumb_only_whe
     await page.show(gemini_page([("Q?", "<p>The answer is 42.</p>")]), gemini.TABLE)
     got = await page.extract(own_only=True)
     assert (got.text, got.how) == ("The answer is 42.", "content")
+
+
+# --- typing ----------------------------------------------------------------------------------------------------------
+
+COMPOSER = "#prompt-textarea"
+
+
+async def test_the_fill_leaves_an_empty_composer_alone_and_clears_one_that_shows_anything(page: Page) -> None:
+    """An editor's one empty paragraph is nothing to clear: no delete changes its DOM before the question goes in
+    (every change to a composer makes the page lay out again, which on a long conversation costs milliseconds).
+    Empty lines and a draft are cleared: the question follows neither."""
+    await page.show(chatgpt_page([("Q1", "<p>One.</p>")]), chatgpt.TABLE)
+    changes = ("(() => { window.__changes = 0; new MutationObserver((r) => { window.__changes += r.length; })"
+               f".observe(document.querySelector('{COMPOSER}'), {{ subtree: true, childList: true, "
+               "characterData: true }); return true; })()")
+    await page.eval(changes)
+    assert await page.eval("window.__aibWatcher.clear()") is True
+    assert await page.eval(f"[window.__changes, document.querySelector('{COMPOSER}').innerHTML]") == [0, "<p><br></p>"]
+    question = "What is 6 times 7?"
+    for before in ("<p><br></p><p><br></p>", "<p>an old draft</p>"):
+        await page.eval(f"document.querySelector('{COMPOSER}').innerHTML = {json.dumps(before)}")
+        got = await page.eval(f"window.__aibWatcher.fill({json.dumps(question)})")
+        assert got == question  # the text the flow checks against the question, read in the same call
+        shown = await page.eval(f"document.querySelector('{COMPOSER}').innerText")
+        assert shown.rstrip("\n") == question, shown  # no empty line before it, no draft

@@ -417,13 +417,19 @@ function install(cfg, binding, S) {
   W.report = report;
   W.inputText = () => inputText(input());
   W.focusInput = () => { const el = input(); if (!el) return false; caretToEnd(el); return true; };
+  // The box shows nothing: an empty textarea, or an editor's one empty paragraph ("\n"; ProseMirror, Lexical and
+  // Quill all keep one). More empty lines than that are cleared: typed text would follow them.
+  const blank = (el) => /^\n?$/.test(inputText(el));
   W.clear = () => {
     const el = input();
     if (!el) return false;
     el.focus();
+    // A box that shows nothing is left as it is: a delete there changes the editor's DOM all the same, and every
+    // change to the composer makes the page lay out again (on a long conversation that costs milliseconds each).
+    if (blank(el)) return true;
     if (el.tagName === 'TEXTAREA' || el.tagName === 'INPUT') el.select();
     else { const r = document.createRange(); r.selectNodeContents(el); const s = getSelection(); s.removeAllRanges(); s.addRange(r); }
-    if (inputText(el).length) document.execCommand('delete');
+    document.execCommand('delete');
     if (inputText(el).trim().length && (el.tagName === 'TEXTAREA' || el.tagName === 'INPUT')) {
       Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), 'value').set.call(el, '');
       el.dispatchEvent(new Event('input', { bubbles: true }));
@@ -432,7 +438,10 @@ function install(cfg, binding, S) {
   };
   // Seed 5.1 / 5.2 phase 1: a textarea through its native value setter (React sees it), a contenteditable through
   // execCommand('insertText') (ProseMirror / Quill see a real input event; line breaks become paragraphs). Clears
-  // first and returns what the box shows, so the hot path types and verifies in one round trip.
+  // first and returns the box's text, so the hot path types and verifies in one round trip. An editor's text is
+  // read as its textContent: the flow compares it with the question whitespace-free, where it equals innerText,
+  // and reading innerText right after the insert would make the page lay out once more before the reply (the
+  // watcher's report lays it out once anyway).
   W.fill = (text) => {
     W.clear();
     const el = input();
@@ -442,11 +451,11 @@ function install(cfg, binding, S) {
       Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), 'value').set.call(el, text);
       el.dispatchEvent(new Event('input', { bubbles: true }));
       el.dispatchEvent(new Event('change', { bubbles: true }));
-    } else {
-      caretToEnd(el);
-      document.execCommand('insertText', false, text);
+      return el.value || '';
     }
-    return inputText(el);
+    caretToEnd(el);
+    document.execCommand('insertText', false, text);
+    return el.textContent || '';
   };
   // `markFirst`: notices shown now are not news (see `mark`), in the same round trip as the click.
   W.clickSend = (markFirst) => {
