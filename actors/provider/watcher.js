@@ -405,6 +405,15 @@ function install(cfg, binding, S) {
   };
   const input = () => inputIn(allRoots());
   W.expect = (question) => { W.question = question; report(true); return true; };
+  // An ask's first call (issue 40.6): the question told to the structural finders, the page counted as it is
+  // before anything is typed, and the question typed and read back (W.fill) unless a stop button stands in the way
+  // (typed: null). What W.expect, a state read and W.fill did in three round trips.
+  W.begin = (question) => {
+    W.question = question;
+    const st = state();
+    if (st.stop) { report(true); return { state: st, typed: null }; }
+    return { state: st, typed: W.fill(question) };
+  };
   const caretToEnd = (el) => {
     el.focus();
     if (el.tagName === 'TEXTAREA' || el.tagName === 'INPUT') { el.selectionStart = el.selectionEnd = el.value.length; return; }
