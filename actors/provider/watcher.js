@@ -427,18 +427,15 @@ function install(cfg, binding, S) {
   W.inputText = () => inputText(input());
   W.focusInput = () => { const el = input(); if (!el) return false; caretToEnd(el); return true; };
   // The box shows nothing: an empty textarea, or an editor's one empty paragraph ("\n"; ProseMirror, Lexical and
-  // Quill all keep one). More empty lines than that are cleared: typed text would follow them.
+  // Quill all keep one).
   const blank = (el) => /^\n?$/.test(inputText(el));
   W.clear = () => {
     const el = input();
     if (!el) return false;
     el.focus();
-    // A box that shows nothing is left as it is: a delete there changes the editor's DOM all the same, and every
-    // change to the composer makes the page lay out again (on a long conversation that costs milliseconds each).
-    if (blank(el)) return true;
     if (el.tagName === 'TEXTAREA' || el.tagName === 'INPUT') el.select();
     else { const r = document.createRange(); r.selectNodeContents(el); const s = getSelection(); s.removeAllRanges(); s.addRange(r); }
-    document.execCommand('delete');
+    if (inputText(el).length) document.execCommand('delete');
     if (inputText(el).trim().length && (el.tagName === 'TEXTAREA' || el.tagName === 'INPUT')) {
       Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), 'value').set.call(el, '');
       el.dispatchEvent(new Event('input', { bubbles: true }));
@@ -452,7 +449,13 @@ function install(cfg, binding, S) {
   // and reading innerText right after the insert would make the page lay out once more before the reply (the
   // watcher's report lays it out once anyway).
   W.fill = (text) => {
-    W.clear();
+    // A one-line question into a box that shows nothing: no clearing. The delete would change the editor's DOM all
+    // the same, and every change to a composer makes the page lay out again (on a long conversation that costs
+    // milliseconds each). A question with line breaks is typed into the cleared box, as always: typed into the
+    // editor's paragraph, each line would become a paragraph of its own, blank lines between them in what the page
+    // sends.
+    const box = input();
+    if (!box || text.includes('\n') || !blank(box)) W.clear();
     const el = input();
     if (!el) return '';
     el.focus();
