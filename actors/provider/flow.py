@@ -135,6 +135,7 @@ class AskFlow(AnswerReading):
             # An ask's first attempt with nothing to choose or attach first: one call tells the watcher the question,
             # counts the page and types it the table's first way unless a stop button stands in the way (issue 40.6:
             # the round trip before typing was a tenth of the bridge's own time per ask).
+            self.mark("wait_input")  # the input box is there: the call's time is the typing's
             st, typed = await self.page.begin(self.question)
         elif self.reattach is None:
             # The structural finders look for our own text in the thread when the table's selectors find no turn
@@ -165,7 +166,8 @@ class AskFlow(AnswerReading):
             initial_user, initial_assistant = st.user_count, st.assistant_count
             if self.before_typing is not None:
                 await self.before_typing()
-            self.mark("wait_input")
+            if typed is None:
+                self.mark("wait_input")
             self.stage = Stage.TYPING
             self.progress(AskPhase.TYPING, 0, "")
             self.type_phase = await self.type_question(typed)
