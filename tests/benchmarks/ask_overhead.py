@@ -23,7 +23,9 @@ Figures, per spacing (the idle time between the end of one ask on a tab and the 
 - parallel = ask_web over the providers measured (ask_chatgpt_gemini_web for the two) wall time − the slowest of the
   single asks (medians, back to back).
 Spacings of 0 and 1 s run each provider's asks back to back; longer spacings interleave the providers, each tab
-still idle for exactly the spacing.
+still idle for exactly the spacing. With --profile, per site (p50): the bridge's own phases (connect, wait for the
+input box, typing, sending), the call until the site's backend has the question, the site's own time, completion →
+detection and detection → the client, all on one wall clock.
 """
 
 from __future__ import annotations
