@@ -233,6 +233,15 @@ class FakePage:
     async def expect(self, question: str) -> None:
         self.expected = question  # the watcher's structural finders learn the question (not an action on the page)
 
+    async def begin(self, question: str) -> tuple[PageState, str | None]:
+        self.actions.append("begin")
+        self.expected = question
+        st = await self.current()
+        if st.stop:
+            return st, None
+        self.set_editor(question if TypePhase.JS in self.accepts else "")
+        return st, self.editor
+
     async def extract_by(self, how: str) -> Extracted:
         self.actions.append(f"extract:{how}")
         text = self.wider if self.wider is not None else self.answer if self.state.visible else ""

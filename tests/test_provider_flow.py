@@ -269,6 +269,31 @@ async def test_a_stop_button_at_send_time_is_waited_out_not_answered_with_enter(
     assert r.flow.send_method == "click" and "enter" not in page.actions
 
 
+async def test_a_first_attempt_counts_and_types_in_one_page_call_never_past_a_stop_button(
+        autojump_clock: trio.testing.MockClock) -> None:
+    """Issue 40.6: the watcher learns the question, the page is counted and the question typed in one page call. An
+    earlier answer's stop button still up: nothing is typed until it went (seed 9.3), then the question is."""
+    async with trio.open_nursery() as nursery:
+        page = FakePage(nursery)
+        await make_flow(page, chatgpt.TABLE).flow.run()
+        assert page.actions[0] == "begin" and "fill" not in page.actions and page.expected == "What is 6 times 7?"
+        assert page.submitted == ["What is 6 times 7?"]
+
+        stopped = FakePage(nursery, state=ps(stop=True, send_found=False))
+        editor_while_stopped: list[str] = []
+
+        async def goes() -> None:
+            await trio.sleep(3)
+            editor_while_stopped.append(stopped.editor)
+            stopped.update(stop=False, send_found=True)
+
+        nursery.start_soon(goes)
+        await make_flow(stopped, chatgpt.TABLE).flow.run()
+        assert editor_while_stopped == [""] and stopped.actions[:2] == ["begin", "fill"]
+        assert stopped.submitted == ["What is 6 times 7?"]
+        nursery.cancel_scope.cancel()
+
+
 @pytest.mark.parametrize("table", [chatgpt.TABLE, gemini.TABLE], ids=["chatgpt", "gemini"])
 async def test_pre_ask_stop_check(autojump_clock: trio.testing.MockClock, table: Any) -> None:
     """Seed 9.3 (Gemini's pre-ask stop check, and ChatGPT's too): a leftover stop button must go within 5 s."""

@@ -318,3 +318,32 @@ async def test_the_seeds_feedback_anchor_reads_the_box_around_the_thumb_only_whe
     await page.show(gemini_page([("Q?", "<p>The answer is 42.</p>")]), gemini.TABLE)
     got = await page.extract(own_only=True)
     assert (got.text, got.how) == ("The answer is 42.", "content")
+
+
+# --- typing ----------------------------------------------------------------------------------------------------------
+
+COMPOSER = "#prompt-textarea"
+
+
+async def test_the_fill_types_a_line_into_an_empty_composer_without_clearing_it_first(page: Page) -> None:
+    """An editor's one empty paragraph is nothing to clear: no delete changes its DOM before a one-line question
+    goes in (every change to a composer makes the page lay out again, which on a long conversation costs
+    milliseconds). Empty lines and a draft are cleared, and so is the box a question with line breaks goes into."""
+    await page.show(chatgpt_page([("Q1", "<p>One.</p>")]), chatgpt.TABLE)
+    # The commands the watcher gives the page (its world's document only).
+    await page.eval("(() => { const run = document.execCommand.bind(document); window.__commands = [];"
+                    " document.execCommand = (name, ...rest) => { window.__commands.push(name);"
+                    " return run(name, ...rest); }; return true; })()")
+    question, lines = "What is 6 times 7?", "Review this:\n\nprint(6 * 7)"
+    for before, text, commands in (("<p><br></p>", question, ["insertText"]),
+                                   ("<p><br></p><p><br></p>", question, ["delete", "insertText"]),
+                                   ("<p>an old draft</p>", question, ["delete", "insertText"]),
+                                   ("<p><br></p>", lines, ["delete", "insertText"])):
+        await page.eval(f"document.querySelector('{COMPOSER}').innerHTML = {json.dumps(before)}; "
+                        "window.__commands = []")
+        got = await page.eval(f"window.__aibWatcher.fill({json.dumps(text)})")
+        assert await page.eval("window.__commands") == commands, before
+        # The text the flow checks against the question (whitespace-free), read in the same call.
+        assert "".join(got.split()) == "".join(text.split())
+        shown = await page.eval(f"document.querySelector('{COMPOSER}').innerText")
+        assert shown.rstrip("\n").split("\n")[0] == text.split("\n")[0], shown  # no empty line first, no draft

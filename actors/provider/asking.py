@@ -415,7 +415,8 @@ class Asker:
                            new_chat_url=new_chat_url, named_url=plan.named_url is not None,
                            opened_here=new_chat and opened_here, frames=research.TabFrames(page))
             run.flow = flow
-            flow.before_typing = functools.partial(self.before_typing, page, msg, memo, budget)
+            if msg.temporary or msg.choice_for(self.name) or msg.files:  # else the flow types in its first call
+                flow.before_typing = functools.partial(self.before_typing, page, msg, memo, budget)
             flow.mark("connect")
             try:
                 out = await flow.run()

@@ -327,6 +327,19 @@ class TabSession:
         got = await self.act("fill", text)
         return got if isinstance(got, str) else ""
 
+    async def begin(self, question: str) -> tuple[PageState, str | None]:
+        """`expect`, the state as counted before typing, and `fill` unless a stop button shows (then None), in one
+        call. The state is not taken as the current one: the reports of the typing may have arrived before it."""
+        got = await self.act("begin", question)
+        if not isinstance(got, dict):
+            raise BadExtensionReply(f"the {self.t.title} page's first call answered {str(got)[:200]}")
+        try:
+            state = PageState.parse(_stamped(got.get("state")))
+        except BadPageReport as exc:
+            raise BadExtensionReply(f"the {self.t.title} page state is malformed: {exc}") from exc
+        typed = got.get("typed")
+        return state, typed if isinstance(typed, str) else None
+
     async def clear(self) -> bool:
         return await self.act("clear") is True
 

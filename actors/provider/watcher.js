@@ -405,6 +405,15 @@ function install(cfg, binding, S) {
   };
   const input = () => inputIn(allRoots());
   W.expect = (question) => { W.question = question; report(true); return true; };
+  // An ask's first call (issue 40.6): the question told to the structural finders, the page counted as it is
+  // before anything is typed, and the question typed and read back (W.fill) unless a stop button stands in the way
+  // (typed: null). What W.expect, a state read and W.fill did in three round trips.
+  W.begin = (question) => {
+    W.question = question;
+    const st = state();
+    if (st.stop) { report(true); return { state: st, typed: null }; }
+    return { state: st, typed: W.fill(question) };
+  };
   const caretToEnd = (el) => {
     el.focus();
     if (el.tagName === 'TEXTAREA' || el.tagName === 'INPUT') { el.selectionStart = el.selectionEnd = el.value.length; return; }
@@ -417,6 +426,9 @@ function install(cfg, binding, S) {
   W.report = report;
   W.inputText = () => inputText(input());
   W.focusInput = () => { const el = input(); if (!el) return false; caretToEnd(el); return true; };
+  // The box shows nothing: an empty textarea, or an editor's one empty paragraph ("\n"; ProseMirror, Lexical and
+  // Quill all keep one).
+  const blank = (el) => /^\n?$/.test(inputText(el));
   W.clear = () => {
     const el = input();
     if (!el) return false;
@@ -432,9 +444,18 @@ function install(cfg, binding, S) {
   };
   // Seed 5.1 / 5.2 phase 1: a textarea through its native value setter (React sees it), a contenteditable through
   // execCommand('insertText') (ProseMirror / Quill see a real input event; line breaks become paragraphs). Clears
-  // first and returns what the box shows, so the hot path types and verifies in one round trip.
+  // first and returns the box's text, so the hot path types and verifies in one round trip. An editor's text is
+  // read as its textContent: the flow compares it with the question whitespace-free, where it equals innerText,
+  // and reading innerText right after the insert would make the page lay out once more before the reply (the
+  // watcher's report lays it out once anyway).
   W.fill = (text) => {
-    W.clear();
+    // A one-line question into a box that shows nothing: no clearing. The delete would change the editor's DOM all
+    // the same, and every change to a composer makes the page lay out again (on a long conversation that costs
+    // milliseconds each). A question with line breaks is typed into the cleared box, as always: typed into the
+    // editor's paragraph, each line would become a paragraph of its own, blank lines between them in what the page
+    // sends.
+    const box = input();
+    if (!box || text.includes('\n') || !blank(box)) W.clear();
     const el = input();
     if (!el) return '';
     el.focus();
@@ -442,11 +463,11 @@ function install(cfg, binding, S) {
       Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), 'value').set.call(el, text);
       el.dispatchEvent(new Event('input', { bubbles: true }));
       el.dispatchEvent(new Event('change', { bubbles: true }));
-    } else {
-      caretToEnd(el);
-      document.execCommand('insertText', false, text);
+      return el.value || '';
     }
-    return inputText(el);
+    caretToEnd(el);
+    document.execCommand('insertText', false, text);
+    return el.textContent || '';
   };
   // `markFirst`: notices shown now are not news (see `mark`), in the same round trip as the click.
   W.clickSend = (markFirst) => {

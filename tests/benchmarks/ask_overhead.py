@@ -23,7 +23,9 @@ Figures, per spacing (the idle time between the end of one ask on a tab and the 
 - parallel = ask_web over the providers measured (ask_chatgpt_gemini_web for the two) wall time − the slowest of the
   single asks (medians, back to back).
 Spacings of 0 and 1 s run each provider's asks back to back; longer spacings interleave the providers, each tab
-still idle for exactly the spacing.
+still idle for exactly the spacing. With --profile, per site (p50): the bridge's own phases (connect, wait for the
+input box, typing, sending), the call until the site's backend has the question, the site's own time, completion →
+detection and detection → the client, all on one wall clock.
 """
 
 from __future__ import annotations
@@ -52,6 +54,11 @@ GOAL_DETECT_P95_MS = 20
 
 Sample = tuple[float, float, float]  # (overhead = wall − scripted, wall − the site's own time, detection), ms
 Ask = Callable[[int], Awaitable[Sample]]
+# --profile: where each ask's time went, on the one wall clock the client, the bridge and the fake page share
+# (provider → [{part: ms}]): the call to the site's backend receiving the question (the server's own phases inside
+# it), the site's own question→complete, complete→detected, and detected→the client holding the result.
+PROFILE: dict[str, list[dict[str, float]]] = {}
+PARTS = ("connectMs", "waitInputMs", "inputMs", "sendMs", "toSite", "site", "detect", "toClient")
 
 
 def pct(values: list[float], p: float) -> float:
@@ -72,11 +79,16 @@ def bridge_ask(b: Bridge, sites: FakeSites, provider: str, spacing: float, shape
     async def ask(i: int) -> Sample:
         # Unique per shape too: the site's log is matched by the question's text.
         q = f"Benchmark question {i + 1} for {provider} {shape} at spacing {spacing:g}: what is {i} plus {i}?"
-        t0 = time.perf_counter()
+        t0, w0 = time.perf_counter(), time.time() * 1000
         res = await b.call(f"ask_{provider}_web", {"question": q})
         wall = (time.perf_counter() - t0) * 1000
         assert not res.is_error, res.content[0].text
         e = await completed(site, q)
+        out = res.structured_content
+        PROFILE.setdefault(provider, []).append({
+            **{k: float(out["timings"][k]) for k in PARTS[:4]}, "toSite": e["receivedAtMs"] - w0,
+            "site": e["completedAtMs"] - e["receivedAtMs"], "detect": out["completion"]["detectedAtMs"] -
+            e["completedAtMs"], "toClient": w0 + wall - out["completion"]["detectedAtMs"]})
         return (wall - SCRIPTED_MS, wall - (e["completedAtMs"] - e["receivedAtMs"]),
                 res.structured_content["completion"]["detectedAtMs"] - e["completedAtMs"])
 
@@ -137,7 +149,7 @@ TITLES = {"chatgpt": "ChatGPT", "gemini": "Gemini", "claude": "Claude", "grok": 
 
 
 async def main(asks: int, spacings: list[float], reference_asks: int, shapes: list[str],
-               providers: list[str]) -> None:
+               providers: list[str], profile: bool = False) -> None:
     sites = start_fakesites()
     rows: dict[tuple[str, float], dict[str, list[Sample]]] = {}
     both: list[float] = []
@@ -209,6 +221,14 @@ async def main(asks: int, spacings: list[float], reference_asks: int, shapes: li
         print(line, file=out)
     print(f"\ngoal at every spacing: overhead p50 ≤ {GOAL_OVERHEAD_MS} ms, detection p95 ≤ {GOAL_DETECT_P95_MS} ms "
           f"(every provider): {'met' if met else 'NOT met'}", file=out)
+    if profile:
+        print("\nprofile (every spacing and shape), p50 ms: the bridge's own phases (connect, wait_input, input, "
+              "send),\nthe call to the site receiving the question, the site's own time, complete→detected, "
+              "detected→client", file=out)
+        print(f"{'':>11}" + "".join(f"{k:>12}" for k in PARTS), file=out)
+        for p in providers:
+            print(f"{TITLES[p]:>11}" + "".join(f"{statistics.median(x[k] for x in PROFILE[p]):>12.1f}"
+                                               for k in PARTS), file=out)
     print(f"\n{'parallel ask (all measured) wall, median':<46}{statistics.median(both):>10.0f}ms", file=out)
     print(f"{'slowest single ask wall, median':<46}{statistics.median(single_max):>10.0f}ms", file=out)
     delta = statistics.median(both) - statistics.median(single_max)
@@ -222,6 +242,7 @@ if __name__ == "__main__":
     parser.add_argument("--reference-asks", type=int, default=4, help="reference-algorithm asks per spacing (0: none)")
     parser.add_argument("--shapes", default="2026,2025", help="the fakes' page shapes to run, comma-separated")
     parser.add_argument("--providers", default="chatgpt,gemini", help="the sites to measure, comma-separated")
+    parser.add_argument("--profile", action="store_true", help="also print where each ask's time went, per site")
     a = parser.parse_args()
     trio.run(main, a.asks, [float(x) for x in a.spacings.split(",")], a.reference_asks, a.shapes.split(","),
-             a.providers.split(","))
+             a.providers.split(","), a.profile)

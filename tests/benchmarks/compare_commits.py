@@ -8,6 +8,7 @@ extension would contend for both servers), so the run alternates blocks: base, h
 both alike.
 
     unshare -n sh -c 'ip link set lo up && .venv/bin/python -m tests.benchmarks.compare_commits [--base main]'
+        [--providers chatgpt,gemini,claude,grok,perplexity]
 """
 
 from __future__ import annotations
@@ -113,18 +114,22 @@ def cli_module(tree: Path) -> str:
     return "supervisor.app.cli" if (tree / "supervisor" / "app" / "cli.py").exists() else "supervisor.cli"
 
 
-Record = dict[str, float]  # one ask: its spacing, wall, the site's own time, and the profile's parts (ms)
+Record = dict[str, float]  # one ask: its site (index in the run's providers), spacing, wall, the site's own time, and
+                            # the profile's parts (ms)
+TITLES = {"chatgpt": "ChatGPT", "gemini": "Gemini", "claude": "Claude", "grok": "Grok", "perplexity": "Perplexity"}
 
 
-async def ask_block(tree: Path, sites: FakeSites, asks: int, tmp: Path, spacings: list[float]) -> list[Record]:
+async def ask_block(tree: Path, sites: FakeSites, asks: int, tmp: Path, spacings: list[float],
+                    providers: list[str]) -> list[Record]:
     """`asks` asks per provider and spacing on a reused tab (run_spaced: 0 and 1 s back to back, longer spacings
     interleaving the providers, each tab idle for exactly the spacing). Each record: overhead (wall − the site's own
     question→complete), to-client (the page's own completion → the result in the client's hands, one wall clock),
     and where the milliseconds went: before the question reached the site (and the ask's own connect / wait-input /
     input / send parts of it), detection (completion → our detection), after detection (→ the client)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AI_BRIDGE_")}
+    # Every tool listed (the newer sites' are not by default); a tree from before tool sets ignores it.
     env.update({"AI_BRIDGE_STATE_DIR": str(tmp / "state"), "XDG_CONFIG_HOME": str(tmp / "config"),
-                "PYTHONPATH": str(tree)})
+                "PYTHONPATH": str(tree), "AI_BRIDGE_TOOLS": "all"})
     args = ["-m", cli_module(tree), "serve", "--browser", "launch", "--headless", "--isolated", "--project", "bench",
             f"--browser-path={CHROMIUM}", *(f"--browser-arg={a}" for a in sites.chromium_args())]
     params = StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(tree))
@@ -132,11 +137,11 @@ async def ask_block(tree: Path, sites: FakeSites, asks: int, tmp: Path, spacings
     with open(tmp / "serve.log", "a") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
-            for provider in ("chatgpt", "gemini"):
+            for provider in providers:
                 await session.call_tool(f"ask_{provider}_web", {"question": "Warm-up question number 0."})
 
             def runner(provider: str, spacing: float) -> Any:
-                site = sites.chatgpt if provider == "chatgpt" else sites.gemini
+                site = sites.site(provider)
 
                 async def ask(i: int) -> Record:
                     q = f"Compare question {time.time_ns()} {i}: what is {i} plus {i}?"
@@ -150,7 +155,7 @@ async def ask_block(tree: Path, sites: FakeSites, asks: int, tmp: Path, spacings
                     sc = res.structured_content
                     t = sc["timings"]
                     detected = sc["completion"]["detectedAtMs"]
-                    return {"gemini": float(provider == "gemini"), "spacing": spacing, "wall": wall,
+                    return {"site": float(providers.index(provider)), "spacing": spacing, "wall": wall,
                             "overhead": wall - (e["completedAtMs"] - e["receivedAtMs"]),
                             "to_client": e1 - e["completedAtMs"], "pre": e["receivedAtMs"] - e0,
                             "connect": t["connectMs"], "wait_input": t["waitInputMs"], "input": t["inputMs"],
@@ -163,7 +168,7 @@ async def ask_block(tree: Path, sites: FakeSites, asks: int, tmp: Path, spacings
                 return ask
 
             for spacing in spacings:
-                got = await run_spaced({p: runner(p, spacing) for p in ("chatgpt", "gemini")}, asks, spacing)
+                got = await run_spaced({p: runner(p, spacing) for p in providers}, asks, spacing)
                 out += [r for rs in got.values() for r in rs]
     return out
 
@@ -177,57 +182,60 @@ async def relay_block(tree: Path, calls: int) -> list[float]:
     return json.loads(proc.stdout.decode().strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-async def main(base: str, rounds: int, asks: int, calls: int, spacings: list[float]) -> None:
+async def main(base: str, rounds: int, asks: int, calls: int, spacings: list[float], providers: list[str]) -> None:
     head = REPO
     old = base_tree(base)
     sites = start_fakesites()
     records: dict[str, list[Record]] = {"base": [], "head": []}
     rtt: dict[str, list[float]] = {"base": [], "head": []}
     try:
-        sites.chatgpt.set_next(**SCRIPT)
-        sites.gemini.set_next(**SCRIPT)
+        for provider in providers:
+            sites.site(provider).set_next(**SCRIPT)
         for r in range(rounds):
             for name, tree in (("base", old), ("head", head)) if r % 2 == 0 else (("head", head), ("base", old)):
                 with tempfile.TemporaryDirectory() as tmp:
-                    records[name] += await ask_block(tree, sites, asks, Path(tmp), spacings)
+                    records[name] += await ask_block(tree, sites, asks, Path(tmp), spacings, providers)
                 if calls:
                     rtt[name] += await relay_block(tree, calls)
                 print(f"round {r + 1}/{rounds} {name} done", file=sys.stderr, flush=True)
     finally:
         sites.close()
-    report(base, rounds, records, rtt, spacings)
+    report(base, rounds, records, rtt, spacings, providers)
 
 
 def report(base: str, rounds: int, records: dict[str, list[Record]], rtt: dict[str, list[float]],
-           spacings: list[float]) -> None:
-    def col(name: str, key: str, spacing: float, gemini: float) -> list[float]:
-        return [r[key] for r in records[name] if r["spacing"] == spacing and r["gemini"] == gemini]
+           spacings: list[float], providers: list[str]) -> None:
+    def col(name: str, key: str, spacing: float, site: float) -> list[float]:
+        return [r[key] for r in records[name] if r["spacing"] == spacing and r["site"] == site]
 
     n = len(col("head", "wall", spacings[0], 0.0))
     print(f"\nbase {base} vs head (this tree), {rounds} alternating rounds, {n} asks per tree, site and spacing on a "
           f"reused tab; scripted generation {SCRIPTED_MS} ms. overhead = wall − the site's own question→complete; "
           "to client = the page's own completion → the result in the client's hands. ms.\n")
-    head_row = (f"{'site':<8}{'spacing':>8} | {'overhead p50 base':>17} {'head':>6} | {'to client p50 base':>18} "
+    head_row = (f"{'site':<10}{'spacing':>6} | {'overhead p50 base':>17} {'head':>6} | {'to client p50 base':>18} "
                 f"{'head':>6} | {'to client p95 base':>18} {'head':>6}")
     print(head_row)
     print("-" * len(head_row))
-    for gemini, site in ((0.0, "ChatGPT"), (1.0, "Gemini")):
+    for index, site in enumerate(TITLES[p] for p in providers):
         for sp in spacings:
             cells = []
             for key, p in (("overhead", 50), ("to_client", 50), ("to_client", 95)):
                 for name in ("base", "head"):
-                    v = col(name, key, sp, gemini)
+                    v = col(name, key, sp, float(index))
                     cells.append(statistics.median(v) if p == 50 else pct(v, p))
-            print(f"{site:<8}{sp:>7g}s | {cells[0]:>17.0f} {cells[1]:>6.0f} | {cells[2]:>18.0f} {cells[3]:>6.0f} | "
+            print(f"{site:<10}{sp:>5g}s | {cells[0]:>17.0f} {cells[1]:>6.0f} | {cells[2]:>18.0f} {cells[3]:>6.0f} | "
                   f"{cells[4]:>18.0f} {cells[5]:>6.0f}")
     parts = ("pre", "connect", "wait_input", "input", "send", "detect", "post", "extract", "reply")
     print("\nwhere the milliseconds go (p50 over every ask of the tree; pre = client → the site has the question, "
           "of which connect / wait_input / input / send are the ask's own marks; detect = the page's completion → "
           "our detection; post = detection → the client has the result, of which extract is reading the answer and "
           "reply the rest: history, the reply, the MCP front and its JSON-RPC)")
-    print(f"{'tree':<6}" + "".join(f"{p:>12}" for p in parts))
-    for name in ("base", "head"):
-        print(f"{name:<6}" + "".join(f"{statistics.median([r[p] for r in records[name]]):>12.1f}" for p in parts))
+    print(f"{'site':<10}{'tree':<6}" + "".join(f"{p:>12}" for p in parts))
+    for index, site in enumerate(TITLES[p] for p in providers):
+        for name in ("base", "head"):
+            mine = [r for r in records[name] if r["site"] == index]
+            print(f"{site[:10]:<10}{name:<6}" + "".join(f"{statistics.median([r[p] for r in mine]):>12.1f}"
+                                                        for p in parts))
     if rtt["head"]:
         print(f"\n{'relay Runtime.evaluate round trip':<40}{'base':>10}{'head':>10}")
         for p in (50, 90):
@@ -244,5 +252,7 @@ if __name__ == "__main__":
     parser.add_argument("--asks", type=int, default=6, help="asks per provider and spacing per block")
     parser.add_argument("--calls", type=int, default=0, help="relay round trips per block (0: none)")
     parser.add_argument("--spacings", default="0,1,10,40", help="seconds a tab idles between asks, comma-separated")
+    parser.add_argument("--providers", default="chatgpt,gemini", help="the sites to measure, comma-separated")
     a = parser.parse_args()
-    trio.run(main, a.base, a.rounds, a.asks, a.calls, [float(x) for x in a.spacings.split(",")])
+    trio.run(main, a.base, a.rounds, a.asks, a.calls, [float(x) for x in a.spacings.split(",")],
+             a.providers.split(","))
