@@ -24,8 +24,9 @@ from actors.provider import drift
 from actors.provider.flowkit import AskBudget, Stuck, StuckKind, is_suspicious, normalize, question_shown
 from actors.provider.page import BadPageReport, Extracted, NoticeKind, PageState
 from actors.provider.sites import chatgpt, gemini
-from actors.provider.tab import AskMemo, ProviderMemory, Tabs, TabSession
+from actors.provider.tab import AskMemo, ProviderMemory, TabSession
 from actors.provider.table import Completion, Newline, TypePhase, Watch
+from actors.provider.tabs import Tabs
 from supervisor.errors import (
     AnswerIncomplete,
     AnswerNotFound,

@@ -124,7 +124,7 @@ class Site:
 
 @attrs.define
 class FakeTabs:
-    """The pool's opener over the fake site: tabs opened, closed and replaced, as `tab.Tabs` would."""
+    """The pool's opener over the fake site: tabs opened, closed and replaced, as `tabs.Tabs` would."""
 
     site: Site
     claimed: set[int] = attrs.Factory(set)

@@ -11,8 +11,9 @@ import trio
 
 from actors.cdp import TabInfo
 from actors.provider.sites import chatgpt
-from actors.provider.tab import ProviderMemory, Tabs, TabSession
+from actors.provider.tab import ProviderMemory, TabSession
 from actors.provider.table import Timeouts
+from actors.provider.tabs import Tabs
 from supervisor.errors import CdpError
 
 URL = "https://chatgpt.com/"

@@ -48,8 +48,9 @@ from .asking import Asker, transient
 from .dumps import Dumps
 from .pool import Opener, TabPool
 from .schedule import Lane
-from .tab import PageTimeout, ProviderMemory, TabGone, Tabs, TabSession
+from .tab import PageTimeout, ProviderMemory, TabGone, TabSession
 from .table import ProviderTable, Timeouts
+from .tabs import Tabs
 
 __all__ = ["ProviderActor", "run", "transient"]
 

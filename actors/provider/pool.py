@@ -19,7 +19,7 @@ from .tab import TabSession
 
 
 class Opener(Protocol):
-    """What the pool needs of `tab.Tabs` (a test gives a fake): tabs to lease, attach, replace and close."""
+    """What the pool needs of `tabs.Tabs` (a test gives a fake): tabs to lease, attach, replace and close."""
 
     claimed: set[int]
 
