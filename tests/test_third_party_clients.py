@@ -248,9 +248,10 @@ def test_inspector_shows_the_typed_error(npm_prefix: Path, tmp_path: Path, call:
                             ":pytest.PytestUnraisableExceptionWarning")
 async def test_two_clients_of_two_sdks_ask_side_by_side_over_http(npm_prefix: Path, sites: FakeSites,
                                                                   tmp_path: Path) -> None:
-    # Each answer streams for ~5 s, so the second client's question (a Node process that starts meanwhile) reaches
-    # the site while the first answer still streams: the two asks share the server and its pool of tabs.
-    sites.chatgpt.set_next(chunks=12, intervalMs=400, firstTokenMs=200)
+    # Each answer streams for ~8 s, so the second client's question (a Node process that starts meanwhile, 1-3 s on a
+    # loaded machine) reaches the site while the first answer still streams: the two asks share the server and its
+    # pool of tabs.
+    sites.chatgpt.set_next(chunks=20, intervalMs=400, firstTokenMs=200)
     server = browser_server(sites, tmp_path)
     async with open_http_server(server["args"][2:], clean_env(server["env"]), tmp_path) as http:
         assert listening_on(http.port) == {"127.0.0.1"}  # loopback only
