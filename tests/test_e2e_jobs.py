@@ -128,3 +128,6 @@ async def test_suspicious_answers_leave_debug_dumps_with_a_retention_limit(sites
     assert record["question"] == "What is 5 times 7?" and record["answer"] == "I would rather not say."
     assert record["pageUrl"].startswith("https://gemini.google.com/") and record["bodyLen"] > 0
     assert "I would rather not say." in record["bodySnippet"]
+    # The page's finished requests, host and path only: a page stuck loading shows which of its own never came back.
+    assert any(r.startswith("gemini.google.com/_/BardChatUi/data/bootstrap ") for r in record["loaded"]), record
+    assert not any("?" in r for r in record["loaded"])

@@ -40,7 +40,8 @@ class Dumps:
             with trio.move_on_after(self.script_s):
                 facts = await page.facts(2000)
                 record.update({"pageUrl": facts.get("url"), "pageTitle": facts.get("title"),
-                               "bodyLen": facts.get("textLength"), "bodySnippet": facts.get("text")})
+                               "bodyLen": facts.get("textLength"), "bodySnippet": facts.get("text"),
+                               "loaded": facts.get("loaded")})
         except BridgeError as exc:
             record["dumpError"] = str(exc)
         if self.private_text:

@@ -12,8 +12,14 @@ function pageFacts(maxText) {
   };
   walk(document.body || document);
   const text = out.join(' ').replace(/\s+/g, ' ').trim();
+  // The page's last finished requests (host and path, never a query): a page stuck on its loading screen shows
+  // which of its own requests never came back by their absence.
+  const loaded = performance.getEntriesByType('resource').slice(-40).map((e) => {
+    try { const u = new URL(e.name); return `${u.host}${u.pathname.slice(0, 200)} ${Math.round(e.duration)}ms`; }
+    catch { return ''; }
+  });
   return {
     url: location.href, title: document.title, readyState: document.readyState,
-    visibility: document.visibilityState, textLength: text.length, text: text.slice(0, maxText),
+    visibility: document.visibilityState, textLength: text.length, text: text.slice(0, maxText), loaded,
   };
 }
