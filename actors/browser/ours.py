@@ -39,6 +39,7 @@ from ..protocol.browser import (
     RecoveryCounts,
     RecoveryResult,
 )
+from ..protocol.common import JSONObject
 from ..protocol.relay import RELAY, RelayInfo
 from . import downloads, process
 from .pipe import BrowserPipe, CdpEvent, CdpFailed, PipeError
@@ -402,22 +403,31 @@ class OurBrowser:
         log.warning("could not pair the extension of the browser (pid %d) over its pipe; it will not connect. "
                     "Pair it by hand: `ai-bridge pair`", launched.pid)
 
+    @staticmethod
+    async def in_worker(launched: Launched, worker: str, expression: str, *, timeout: float = 10.0
+                        ) -> JSONObject | None:
+        """`expression` evaluated in our extension's worker over the pipe (attached for it, then detached): the
+        evaluation's reply, or None when the worker gave no session."""
+        session = await launched.pipe.send("Target.attachToTarget", {"targetId": worker, "flatten": True})
+        session_id = session.get("sessionId")
+        if not isinstance(session_id, str):
+            return None
+        try:
+            return await launched.pipe.send("Runtime.evaluate", {"expression": expression, "awaitPromise": True,
+                                                                 "returnByValue": True},
+                                            session_id=session_id, timeout=timeout)
+        finally:
+            await launched.pipe.send("Target.detachFromTarget", {"sessionId": session_id})
+
     async def pair_once(self, launched: Launched, worker: str) -> str | None:
         """One try at handing the key to the worker → the key id it stored, or None."""
         try:
             code = (await self.relay.call(RelayInfo(), timeout=5)).pairing_code
-            session = await launched.pipe.send("Target.attachToTarget", {"targetId": worker, "flatten": True})
-            session_id = session.get("sessionId")
-            if not isinstance(session_id, str):
-                return None
-            try:
-                got = await launched.pipe.send(
-                    "Runtime.evaluate", {"expression": PAIR_EXPR % json.dumps(code), "awaitPromise": True,
-                                         "returnByValue": True}, session_id=session_id, timeout=5)
-            finally:
-                await launched.pipe.send("Target.detachFromTarget", {"sessionId": session_id})
+            got = await self.in_worker(launched, worker, PAIR_EXPR % json.dumps(code), timeout=5)
         except (PipeError, BridgeError) as exc:
             log.debug("pairing the extension over the pipe: %s", exc)
+            return None
+        if got is None:
             return None
         result = got.get("result")
         value = result.get("value") if isinstance(result, dict) else None
@@ -433,17 +443,11 @@ class OurBrowser:
             return False  # its worker is stopped: it holds no connection
         try:
             server_id = (await self.relay.call(RelayInfo(), timeout=5)).server_id
-            session = (await launched.pipe.send("Target.attachToTarget", {"targetId": worker, "flatten": True}))
-            session_id = session.get("sessionId")
-            if not isinstance(session_id, str):
-                return None
-            try:
-                got = await launched.pipe.send("Runtime.evaluate", {"expression": SERVERS_EXPR, "awaitPromise": True,
-                                                                    "returnByValue": True}, session_id=session_id)
-            finally:
-                await launched.pipe.send("Target.detachFromTarget", {"sessionId": session_id})
+            got = await self.in_worker(launched, worker, SERVERS_EXPR)
         except (PipeError, BridgeError) as exc:
             log.debug("cannot read our extension's connections: %s", exc)
+            return None
+        if got is None:
             return None
         result = got.get("result")
         value = result.get("value") if isinstance(result, dict) else None
