@@ -9,7 +9,12 @@
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
+import signal
+import socket
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -22,6 +27,8 @@ import trio
 from mcp import Client
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from .conftest import REPO
 
@@ -120,10 +127,6 @@ async def open_client(args: list[str], env: dict[str, str], *, mode: str = "auto
 async def open_http_server(args: list[str], env: dict[str, str], tmp: Path) -> AsyncIterator[HttpServer]:
     """``python -m supervisor.app.cli ARGS --http-port PORT`` (a free port), listening, with the state dir's token
     (`ai-bridge pair --mcp-token`); SIGTERM at the end, which must end it with exit code 0 and nothing on stdout."""
-    import signal
-    import socket
-    import subprocess
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
@@ -167,9 +170,6 @@ class HttpServer:
 
     def post(self, headers: dict[str, str]) -> int:
         """The status of a bare POST /mcp with these headers (an initialize it would take, were it let in)."""
-        import http.client
-        import json
-
         body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}})
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
@@ -191,9 +191,6 @@ class HttpServer:
 @asynccontextmanager
 async def open_http_client(server: HttpServer, *, mode: str = "auto", **kw: Any) -> AsyncIterator[Client]:
     """The SDK's `Client` over Streamable HTTP to `server`, with its token."""
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
-
     http_client = create_mcp_http_client(headers=server.auth)
     async with http_client, streamable_http_client(server.url, http_client=http_client) as streams, \
             Client(_Streams(streams), mode=mode, **kw) as client:  # type: ignore[arg-type]
