@@ -200,6 +200,12 @@ def test_launch_args_pass_browser_args_verbatim(tmp_path: Path) -> None:
                          "--enable-features=CDPScreenshotNewSurface",
                          "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup", "about:blank"]
     assert "--remote-debugging-pipe" in args  # our browser-level channel, whatever the loading mode
+    # The debugging bar is laid out in a headless window nobody sees (and slows every emulated capture); a window the
+    # user sees keeps it.
+    assert "--silent-debugger-extension-api" in args
+    seen = cfg.load({"headless": False}, env={}, config_file=tmp_path / "none.toml")
+    assert "--silent-debugger-extension-api" not in launch_args(seen, [tmp_path / "ext"], tmp_path / "p",
+                                                                 pipe_loading=False)
     piped = launch_args(c, [tmp_path / "ext"], tmp_path / "profile", pipe_loading=True)
     assert "--remote-debugging-pipe" in piped and not any(a.startswith("--load-extension") for a in piped)
 

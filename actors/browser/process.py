@@ -107,6 +107,11 @@ HEADLESS_DISABLED_FEATURES = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup"]
 # could hang: the tools bring a tab to front before they capture it. Only in a browser we launch: a user's own Chrome
 # keeps its own features.
 LAUNCH_ENABLED_FEATURES = ["CDPScreenshotNewSurface"]
+# No "started debugging this browser" bar in a headless browser we launch: nobody can see it there, yet it is laid out
+# in the window all the same, and under an emulated viewport every capture resized the page around it: a viewport
+# screenshot took 45-52 ms (p50) with the bar and 28 without (the capture in Chromium 35-42 → 14-25 ms; Chromium
+# 156, 2 cores). A window a user can see keeps the bar: it is how they know an extension drives the browser.
+HEADLESS_ONLY_ARGS = ["--silent-debugger-extension-api"]
 
 
 def launch_args(config: Config, extensions: Sequence[Path], profile: Path, *, pipe_loading: bool) -> list[str]:
@@ -123,7 +128,7 @@ def launch_args(config: Config, extensions: Sequence[Path], profile: Path, *, pi
     ]
     disabled: list[str] = []
     if config.headless:
-        args += ["--headless=new", "--disable-gpu", "--disable-dev-shm-usage"]
+        args += ["--headless=new", "--disable-gpu", "--disable-dev-shm-usage", *HEADLESS_ONLY_ARGS]
         disabled = HEADLESS_DISABLED_FEATURES
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--no-sandbox")  # Chromium refuses to run as root with its sandbox
