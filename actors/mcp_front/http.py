@@ -104,7 +104,10 @@ class Door:
         if kind != "http":
             await send({"type": "websocket.close", "code": 1008})
             return
-        why = refusal(scope, port=self._port, token=self._token, uid=self._uid_of(scope))
+        # The peer's uid is read from /proc/net/tcp{,6}: a file as long as the machine's connections, read in a worker
+        # thread so a busy machine never stalls the server's asks and relay.
+        uid = await trio.to_thread.run_sync(self._uid_of, scope)
+        why = refusal(scope, port=self._port, token=self._token, uid=uid)
         if why is not None:
             status, kind, text = why
             self._refusals.note(kind, f"{scope.get('method')} {str(scope.get('path'))[:80]!r} refused: {text}")
