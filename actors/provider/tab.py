@@ -32,9 +32,10 @@ def _script(name: str) -> str:
     return (HERE / name).read_text(encoding="utf-8")
 
 
-# The watcher with its structural finders (structure.js, issue 37) in one function scope.
-WATCHER = ("function installWatcher(cfg, binding) {\n" + _script("structure.js") + "\nreturn ("
-           + _script("watcher.js") + ")(cfg, binding, aibStructure);\n}")
+# The watcher with its structural finders (structure.js, issue 37) and its answer readers (answer.js) in one function
+# scope.
+WATCHER = ("function installWatcher(cfg, binding) {\n" + _script("structure.js") + "\n" + _script("answer.js")
+           + "\nreturn (" + _script("watcher.js") + ")(cfg, binding, aibStructure);\n}")
 # The answer converter (window.__aibMarkdown): vendored Turndown + GFM plugin and our rules, in one function scope.
 MARKDOWN = "function installMarkdown() {\n" + ";\n".join(
     _script(name) for name in ("vendor/turndown.js", "vendor/turndown-plugin-gfm.js", "markdown.js")) + "\n}"
