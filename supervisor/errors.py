@@ -163,6 +163,10 @@ class BrowserLaunchFailed(BridgeError):
     code = "browser_launch_failed"
 
 
+class BrowserCrashedAtLaunch(BrowserLaunchFailed):
+    """The browser we launched was killed by a signal before its extension connected (a crash, not a refusal)."""
+
+
 class ProfileInUse(BridgeError):
     """Another browser holds the dedicated profile and no ai-bridge extension connected from it."""
 

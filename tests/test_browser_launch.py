@@ -114,8 +114,20 @@ rather than opening a new window in the existing process. Aborting now to avoid 
 """
 
 
+# A crash at start seen in a full test run (Chromium 156, a fresh profile): SIGTRAP, and nothing of its own printed but
+# its crash handler's complaints about a container's missing cpufreq files and the zygotes' broken pipes.
+CRASHED = """\
+[1128/073829.951919:ERROR:third_party/crashpad/crashpad/util/file/file_io_posix.cc:145] open \
+/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq: No such file or directory (2)
+[1128/073829.952037:ERROR:third_party/crashpad/crashpad/util/file/file_io_posix.cc:145] open \
+/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq: No such file or directory (2)
+[25739:25739:0100/000000.106913:ERROR:content/zygote/zygote_linux.cc:662] write: Broken pipe (32)
+"""
+
+
 @pytest.mark.parametrize(("output", "code", "line", "hint", "in_use"), [
     (NO_DISPLAY, 1, "Missing X server or $DISPLAY", "--headless", False),
+    (CRASHED, -5, "it crashed (SIGTRAP, signal 5)", "tries once more", False),
     (IN_USE, 21, "Failed to create a ProcessSingleton for your profile directory", "--profile-dir", True),
     ("[1:1:0101/0:ERROR:x.cc:1] Unknown thing went wrong\n[2:2:0101/0:ERROR:dbus/bus.cc:405] Failed to connect\n", 3,
      "Unknown thing went wrong", "browser.log", False),  # the last line that is not the usual noise
@@ -418,3 +430,36 @@ async def test_browser_pipe_replies_events_bad_input_and_the_end() -> None:
         await pipe.aclose()
         await browser_in.aclose()
         nursery.cancel_scope.cancel()
+
+
+class _Launches:
+    """A browser actor's stand-in for `_eager`: each launch fails with the next error given, or succeeds."""
+
+    def __init__(self, *errors: Exception | None) -> None:
+        self.errors = list(errors)
+        self.calls = 0
+        self.last_error: str | None = None
+
+    async def ensure_ours(self, deadline: float, progress: Callable[..., Any]) -> None:
+        self.calls += 1
+        err = self.errors.pop(0)
+        if err is not None:
+            raise err
+
+
+async def test_a_browser_that_crashed_at_launch_is_launched_once_more(autojump_clock: trio.testing.MockClock) -> None:
+    """A one-off crash at start (SIGTRAP, seen once in a full run) no longer leaves the server without a browser
+    until the first ask; a failure that is no crash, or a second crash, is recorded for the first ask as before."""
+    from actors.browser.actor import _eager
+    from supervisor.errors import BrowserCrashedAtLaunch, BrowserLaunchFailed
+
+    crash = BrowserCrashedAtLaunch("the browser exited at once (exit code -5): it crashed (SIGTRAP, signal 5)")
+    once = _Launches(crash, None)
+    await _eager(once)  # type: ignore[arg-type]
+    assert once.calls == 2
+    twice = _Launches(crash, crash, None)
+    await _eager(twice)  # type: ignore[arg-type]
+    assert twice.calls == 2 and twice.last_error is not None and "crashed" in twice.last_error
+    refused = _Launches(BrowserLaunchFailed("the browser exited at once (exit code 1): Missing X server"), None)
+    await _eager(refused)  # type: ignore[arg-type]
+    assert refused.calls == 1 and "Missing X server" in (refused.last_error or "")

@@ -35,7 +35,13 @@ from typing import assert_never
 import trio
 
 from supervisor.config import Config
-from supervisor.errors import BridgeError, DownloadUnavailable, ExtensionNotConnected, ProfileInUse
+from supervisor.errors import (
+    BridgeError,
+    BrowserCrashedAtLaunch,
+    DownloadUnavailable,
+    ExtensionNotConnected,
+    ProfileInUse,
+)
 from supervisor.otp import ActorContext, Envelope, Reply
 
 from ..protocol.browser import (
@@ -347,16 +353,28 @@ class Browser(LinkWatch):
 
 
 async def _eager(browser: Browser) -> None:
-    """Launch mode: launch at start, so the first ask does not pay for it. A failure here is only recorded; the
-    first ask tries again and reports it."""
+    """Launch mode: launch at start, so the first ask does not pay for it. A browser that crashed at once is launched
+    once more (a one-off crash at start was seen in a test run: SIGTRAP, nothing printed); any other failure, or a
+    second, is only recorded: the first ask tries again and reports it."""
     def quiet(phase: BrowserPhase, message: str) -> Callable[[float], None]:
         return lambda waited_s: None
 
-    try:
-        await browser.ensure_ours(trio.current_time() + 60, quiet)
-    except BridgeError as exc:
-        browser.last_error = str(exc)
-        log.info("launching the browser failed: %s (the first ask tries again and reports it)", exc)
+    for attempt in range(1, EAGER_LAUNCHES + 1):
+        try:
+            await browser.ensure_ours(trio.current_time() + 60, quiet)
+            return
+        except BridgeError as exc:
+            browser.last_error = str(exc)
+            if attempt < EAGER_LAUNCHES and isinstance(exc, BrowserCrashedAtLaunch):
+                log.warning("the browser crashed at its launch; launching it once more")
+                await trio.sleep(EAGER_RETRY_S)
+                continue
+            log.info("launching the browser failed: %s (the first ask tries again and reports it)", exc)
+            return
+
+
+EAGER_LAUNCHES = 2
+EAGER_RETRY_S = 1.0
 
 
 async def run(

@@ -26,7 +26,14 @@ import trio
 from supervisor import files
 from supervisor.config import Config
 from supervisor.constants import SHARED
-from supervisor.errors import BridgeError, BrowserLaunchFailed, BrowserNotFound, DownloadUnavailable, ProfileInUse
+from supervisor.errors import (
+    BridgeError,
+    BrowserCrashedAtLaunch,
+    BrowserLaunchFailed,
+    BrowserNotFound,
+    DownloadUnavailable,
+    ProfileInUse,
+)
 from supervisor.otp import ActorContext, Envelope
 
 from ..protocol.browser import (
@@ -273,6 +280,8 @@ class OurBrowser:
                                    hint=why.hint)
         if why.profile_in_use:
             return ProfileInUse(f"{message} (profile {launched.profile})", hint=why.hint)
+        if code is not None and code < 0:
+            return BrowserCrashedAtLaunch(message, hint=why.hint)
         return BrowserLaunchFailed(message, hint=why.hint)
 
     async def watch_process(self, launched: Launched) -> None:

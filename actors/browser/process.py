@@ -323,7 +323,9 @@ _CAUSES: tuple[tuple[re.Pattern[str], str, bool], ...] = (
 )
 # Lines every Chromium prints on a machine without a session bus or when its helpers lose their parent: never the
 # cause, so never the line we show.
-_NOISE = re.compile(r"dbus/|zygote|Fontconfig|GetTerminationStatus|Broken pipe|gcm/|DevTools listening")
+# Lines every launch may print, never the reason it failed (crashpad: its handler looking for cpufreq files a
+# container does not have, printed as a crash is being recorded).
+_NOISE = re.compile(r"dbus/|zygote|Fontconfig|GetTerminationStatus|Broken pipe|gcm/|DevTools listening|crashpad/")
 _PREFIX = re.compile(r"^\[[\d:/.]+:[A-Z]+:[^\]]*\]\s*")
 RESULT_CODE_PROFILE_IN_USE = 21  # chrome/common/chrome_result_codes.h
 
@@ -351,6 +353,10 @@ def diagnose(output: str, code: int | None, version: str | None = None) -> Diagn
         return Diagnosis(f"its --version says {said[0][:120]!r}" if said else "it printed nothing for --version",
                          NOT_A_BROWSER_HINT, not_a_browser=True)
     telling = [line for line, full in zip(lines, raw, strict=True) if not _NOISE.search(full)]
+    if not telling and code is not None and code < 0:
+        # A crash (Chromium's failed checks end in SIGTRAP) that printed nothing of its own: say so, not the noise.
+        return Diagnosis(f"it crashed ({_signal_name(-code)})", "It may be a one-off: ai-bridge tries once more. If it "
+                         "stays, read <state-dir>/browser.log and try --browser-path to another Chromium or Chrome.")
     line = (telling or lines or ["(it printed nothing)"])[-1][:300]
     if code == RESULT_CODE_PROFILE_IN_USE:
         return Diagnosis(line, PROFILE_IN_USE_HINT, True)
@@ -360,6 +366,13 @@ def diagnose(output: str, code: int | None, version: str | None = None) -> Diagn
                          + PROFILE_IN_USE_HINT, True)
     return Diagnosis(line, "Read <state-dir>/browser.log for the browser's full output; try --headless, or "
                      "--browser-path to another Chromium or Chrome.")
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return f"{signal.Signals(number).name}, signal {number}"
+    except ValueError:
+        return f"signal {number}"
 
 
 # --- the process ----------------------------------------------------------------------------------------------------
