@@ -5,7 +5,10 @@
 //
 // DOM:
 //   aside (New chat, History) + main >
-//     div#conversation > div.thread > (per message, guess after chat exporters: div.relative.group.flex.flex-col)
+//     div#conversation.overflow-y-auto.overflow-x-hidden.scrollbar-gutter-stable (the thread's scroller, as a chat
+//       exporter's live notes of grok.com, February 2026, and three userscripts' thread selectors name it: stored index
+//       ids 57944575639, 38101057146, 31274303629) > div.thread >
+//       (per message, guess after chat exporters: div.relative.group.flex.flex-col)
 //       user:      div.items-end > div[data-testid=user-message] > div.message-bubble > div.response-content-markdown
 //                  > p (tokenless's fixture) + actions (Edit, Copy)
 //       assistant: div.items-start > div[data-testid=assistant-message] > div.message-bubble > [thinking: button
@@ -122,7 +125,8 @@ chatSite({
     const aside = h('aside', { class: 'sidebar' }, h('a', { href: '/' }, 'New chat'),
       h('button', { type: 'button', 'aria-label': 'History' }, 'History'));
     const main = h('main', { class: 'flex flex-col flex-1 min-h-0' }, h('header', { class: 'h-12' }),
-      h('div', { id: 'conversation', class: 'thread-scroll flex-1 overflow-y-auto' }, thread), composerHost);
+      h('div', { id: 'conversation', class: 'thread-scroll flex-1 overflow-y-auto overflow-x-hidden scrollbar-gutter-stable' },
+        thread), composerHost);
     return { elements: [h('div', { class: 'app flex flex-row h-full' }, aside, main), toastHost], thread, composerHost };
   },
   editor: () => h('div', { contenteditable: 'true', role: 'textbox', 'aria-label': T.ask, 'aria-multiline': 'true',
