@@ -433,14 +433,13 @@ async def test_browser_pipe_replies_events_bad_input_and_the_end() -> None:
 
 
 class _Launches:
-    """A browser actor's stand-in for `_eager`: each launch fails with the next error given, or succeeds."""
+    """A browser actor's stand-in for `Browser.launch`: each launch fails with the next error given, or succeeds."""
 
     def __init__(self, *errors: Exception | None) -> None:
         self.errors = list(errors)
         self.calls = 0
-        self.last_error: str | None = None
 
-    async def ensure_ours(self, deadline: float, progress: Callable[..., Any]) -> None:
+    async def launch_once(self, deadline: float, progress: Callable[..., Any]) -> None:
         self.calls += 1
         err = self.errors.pop(0)
         if err is not None:
@@ -448,18 +447,27 @@ class _Launches:
 
 
 async def test_a_browser_that_crashed_at_launch_is_launched_once_more(autojump_clock: trio.testing.MockClock) -> None:
-    """A one-off crash at start (SIGTRAP, seen once in a full run) no longer leaves the server without a browser
-    until the first ask; a failure that is no crash, or a second crash, is recorded for the first ask as before."""
-    from actors.browser.actor import _eager
+    """A one-off crash at start (SIGTRAP, seen once in a full run) no longer leaves the server without a browser, at
+    its start or at an ask; a failure that is no crash, a second crash, or one with no time left, is the error."""
+    from actors.browser.actor import Browser
     from supervisor.errors import BrowserCrashedAtLaunch, BrowserLaunchFailed
+
+    def launch(fake: _Launches, deadline_in: float = 60) -> Any:
+        return Browser.launch(fake, trio.current_time() + deadline_in, lambda *a: lambda s: None)  # type: ignore[arg-type]
 
     crash = BrowserCrashedAtLaunch("the browser exited at once (exit code -5): it crashed (SIGTRAP, signal 5)")
     once = _Launches(crash, None)
-    await _eager(once)  # type: ignore[arg-type]
+    await launch(once)
     assert once.calls == 2
     twice = _Launches(crash, crash, None)
-    await _eager(twice)  # type: ignore[arg-type]
-    assert twice.calls == 2 and twice.last_error is not None and "crashed" in twice.last_error
+    with pytest.raises(BrowserCrashedAtLaunch, match="crashed"):
+        await launch(twice)
+    assert twice.calls == 2
+    late = _Launches(crash, None)
+    with pytest.raises(BrowserCrashedAtLaunch):
+        await launch(late, deadline_in=0.5)
+    assert late.calls == 1
     refused = _Launches(BrowserLaunchFailed("the browser exited at once (exit code 1): Missing X server"), None)
-    await _eager(refused)  # type: ignore[arg-type]
-    assert refused.calls == 1 and "Missing X server" in (refused.last_error or "")
+    with pytest.raises(BrowserLaunchFailed, match="Missing X server"):
+        await launch(refused)
+    assert refused.calls == 1

@@ -73,6 +73,7 @@ PROFILE_OWNER_WAIT_S = 6.0  # a browser on our profile without our extension on 
 # Our own browser, its worker woken: it connects in about a second; one displaced by another connection (the
 # `replaced` close code) backs off for 30 s first, whatever wakes it.
 WAKE_WAIT_S = ALARM_WINDOW_S
+CRASH_RETRY_S = 1.0  # a browser that crashed at its launch is launched again after this
 
 
 class Browser(LinkWatch):
@@ -292,7 +293,19 @@ class Browser(LinkWatch):
     async def launch(self, deadline: float,
                      progress: Callable[[BrowserPhase, str], Callable[[float], None]]) -> None:
         """Launch a browser and wait for its extension; a browser that dies at start is `BrowserLaunchFailed` (or
-        `ProfileInUse`) at once, with its own stderr line."""
+        `ProfileInUse`) at once, with its own stderr line. One that crashed at start is launched once more, time
+        allowing (a one-off crash was seen in a test run: SIGTRAP 0.5 s in, nothing printed)."""
+        try:
+            await self.launch_once(deadline, progress)
+        except BrowserCrashedAtLaunch:
+            if trio.current_time() + CRASH_RETRY_S >= deadline:
+                raise
+            log.warning("the browser crashed at its launch; launching it once more")
+            await trio.sleep(CRASH_RETRY_S)
+            await self.launch_once(deadline, progress)
+
+    async def launch_once(self, deadline: float,
+                          progress: Callable[[BrowserPhase, str], Callable[[float], None]]) -> None:
         self.starting += 1
         try:
             launched = await self.start_browser(progress)
@@ -353,28 +366,16 @@ class Browser(LinkWatch):
 
 
 async def _eager(browser: Browser) -> None:
-    """Launch mode: launch at start, so the first ask does not pay for it. A browser that crashed at once is launched
-    once more (a one-off crash at start was seen in a test run: SIGTRAP, nothing printed); any other failure, or a
-    second, is only recorded: the first ask tries again and reports it."""
+    """Launch mode: launch at start, so the first ask does not pay for it. A failure here is only recorded; the
+    first ask tries again and reports it."""
     def quiet(phase: BrowserPhase, message: str) -> Callable[[float], None]:
         return lambda waited_s: None
 
-    for attempt in range(1, EAGER_LAUNCHES + 1):
-        try:
-            await browser.ensure_ours(trio.current_time() + 60, quiet)
-            return
-        except BridgeError as exc:
-            browser.last_error = str(exc)
-            if attempt < EAGER_LAUNCHES and isinstance(exc, BrowserCrashedAtLaunch):
-                log.warning("the browser crashed at its launch; launching it once more")
-                await trio.sleep(EAGER_RETRY_S)
-                continue
-            log.info("launching the browser failed: %s (the first ask tries again and reports it)", exc)
-            return
-
-
-EAGER_LAUNCHES = 2
-EAGER_RETRY_S = 1.0
+    try:
+        await browser.ensure_ours(trio.current_time() + 60, quiet)
+    except BridgeError as exc:
+        browser.last_error = str(exc)
+        log.info("launching the browser failed: %s (the first ask tries again and reports it)", exc)
 
 
 async def run(

@@ -321,10 +321,9 @@ _CAUSES: tuple[tuple[re.Pattern[str], str, bool], ...] = (
      "A library the browser needs is missing: install the browser from your distribution's packages, which pull "
      "its libraries in.", False),
 )
-# Lines every Chromium prints on a machine without a session bus or when its helpers lose their parent: never the
-# cause, so never the line we show.
-# Lines every launch may print, never the reason it failed (crashpad: its handler looking for cpufreq files a
-# container does not have, printed as a crash is being recorded).
+# Lines every Chromium prints on a machine without a session bus, when its helpers lose their parent, or as its crash
+# handler records a crash (crashpad, looking for cpufreq files a container does not have): never the cause, so never
+# the line we show.
 _NOISE = re.compile(r"dbus/|zygote|Fontconfig|GetTerminationStatus|Broken pipe|gcm/|DevTools listening|crashpad/")
 _PREFIX = re.compile(r"^\[[\d:/.]+:[A-Z]+:[^\]]*\]\s*")
 RESULT_CODE_PROFILE_IN_USE = 21  # chrome/common/chrome_result_codes.h
