@@ -1,8 +1,15 @@
 // The answer's readers (seed 3.5 / 4.4), W.extract and W.extractBy: installed into the watcher (watcher.js), whose
 // finders they use; tab.py loads the two into one function. `h`: the watcher's helpers.
 function aibAnswer(W, h) {
-  const { sel, lab, deep, within, inSet, precedes, lastOf, squash, plainText, toMarkdown, contentParts, notices,
-    chromeEls, allRoots, responses, convertError, resetConvertError } = h;
+  const { sel, lab, deep, within, inSet, precedes, lastOf, squash, plainText, deepText, contentParts, notices,
+    chromeEls, allRoots, responses } = h;
+  // DOM → markdown: the converter (markdown.js, Turndown) installed in this world just before the watcher. If it
+  // fails, the element's text stands in (and the failure is reported with the extracted answer).
+  let convertError = null;
+  const toMarkdown = (el, sources) => {
+    if (typeof window.__aibMarkdown !== 'function') { convertError = 'no converter'; return deepText(el); }
+    try { return window.__aibMarkdown(el, sources); } catch (e) { convertError = String(e); return deepText(el); }
+  };
   // The table's anchors in order; the first whose element holds rendered text wins
   // (a hidden React page leaves empty list items and paragraphs, whose markdown is only markers). `own` reads only
   // the new turn's own content (report, content, the box of its feedback icons): the flow asks for that first and
@@ -85,16 +92,16 @@ function aibAnswer(W, h) {
   W.extractBy = (how) => {
     const roots = allRoots();
     const { last, lastTurn } = responses(roots);
-    resetConvertError();
+    convertError = null;
     let text = '';
     try { text = (last || how === 'body') && anchors[how] ? anchors[how](roots, last, lastTurn) || '' : ''; } catch (e) { text = ''; }
-    if (!meaningful(text) || chromeOnly(text)) return { text: '', how: 'none', error: convertError(), plain: false };
-    return { text, how, error: convertError(), plain: PLAIN.has(how) || !!convertError() };
+    if (!meaningful(text) || chromeOnly(text)) return { text: '', how: 'none', error: convertError, plain: false };
+    return { text, how, error: convertError, plain: PLAIN.has(how) || !!convertError };
   };
   W.extract = (ownOnly) => {
     const roots = allRoots();
     const { last, lastTurn } = responses(roots);
-    resetConvertError();
+    convertError = null;
     let chrome = false;
     for (const how of W.cfg.anchors) {
       if (ownOnly && !OWN.has(how)) continue;
@@ -103,8 +110,8 @@ function aibAnswer(W, h) {
       try { text = anchors[how](roots, last, lastTurn) || ''; } catch (e) { text = ''; }
       if (!meaningful(text)) continue;
       if (chromeOnly(text)) { chrome = true; continue; }
-      return { text, how, error: convertError(), plain: PLAIN.has(how) || !!convertError() };
+      return { text, how, error: convertError, plain: PLAIN.has(how) || !!convertError };
     }
-    return { text: '', how: chrome ? 'chrome' : 'none', error: convertError(), plain: false };
+    return { text: '', how: chrome ? 'chrome' : 'none', error: convertError, plain: false };
   };
 }

@@ -172,14 +172,6 @@ function install(cfg, binding, S) {
     return false;
   };
 
-  // DOM → markdown: the converter (markdown.js, Turndown) installed in this world just before the watcher. If it
-  // fails, the element's text stands in (and the failure is reported with the extracted answer).
-  let convertError = null;
-  const toMarkdown = (el, sources) => {
-    if (typeof window.__aibMarkdown !== 'function') { convertError = 'no converter'; return deepText(el); }
-    try { return window.__aibMarkdown(el, sources); } catch (e) { convertError = String(e); return deepText(el); }
-  };
-
   const lastOf = (list) => (list.length ? list[list.length - 1] : null);
   // The users' messages: the table's, else (issue 37) the elements showing the question the flow typed.
   const usersOf = (roots) => {
@@ -538,9 +530,8 @@ function install(cfg, binding, S) {
   };
 
   // The answer's readers (answer.js): W.extract and W.extractBy.
-  aibAnswer(W, { sel, lab, deep, within, inSet, precedes, lastOf, squash, plainText, toMarkdown, contentParts, notices,
-    chromeEls, allRoots, responses, convertError: () => convertError,
-    resetConvertError: () => { convertError = null; } });
+  aibAnswer(W, { sel, lab, deep, within, inSet, precedes, lastOf, squash, plainText, deepText, contentParts, notices,
+    chromeEls, allRoots, responses });
 
   window.__aibWatcher = W;
   report(true);
