@@ -212,6 +212,19 @@ async def test_chatgpt_2026_turn_actions_signal_completion_and_name_the_model(pa
     assert (await page.extract()).text == "Two is 2."
 
 
+async def test_a_failing_converter_gives_the_answers_plain_text_and_says_why(page: Page) -> None:
+    """The markdown converter threw: the answer's own text stands in, marked plain, with the converter's error (and
+    the next read, with the converter working again, is markdown with no error left over)."""
+    await page.show(chatgpt_page([("Q1", "<p>One is <strong>1</strong>.</p>")]), chatgpt.TABLE)
+    await page.eval("(() => { window.__aibSaved = window.__aibMarkdown; "
+                    "window.__aibMarkdown = () => { throw new Error('converter broke'); }; })()")
+    got = await page.extract()
+    assert got.text == "One is 1." and got.plain and got.error is not None and "converter broke" in got.error
+    await page.eval("(() => { window.__aibMarkdown = window.__aibSaved; })()")
+    again = await page.extract()
+    assert again.text == "One is **1**." and again.error is None and not again.plain
+
+
 async def test_chatgpt_render_lag_never_returns_the_disclaimer(page: Page) -> None:
     """The stop button went and the turn actions show, but the answer's text has not rendered yet: the own
     anchors find nothing, and the wide ones find only chrome — never 'ChatGPT can make mistakes'."""
