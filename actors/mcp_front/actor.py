@@ -98,8 +98,6 @@ async def run(
     stdin_fd: int = 0,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    # Answer `initialize` while the SDK is still importing (it costs over a second), then hand the same line to
-    # the SDK so its session state is exactly as if it had answered; its own reply is dropped.
     if config.http_port is not None:
         from .http import bind
 
@@ -112,6 +110,8 @@ async def run(
             await trio.to_thread.run_sync(_import_sdk, abandon_on_cancel=True)
             await _serve(ctx, config=config, system=system, transport=_http_transport(ctx, sock, token))
         return
+    # Answer `initialize` while the SDK is still importing (it costs over a second), then hand the same line to
+    # the SDK so its session state is exactly as if it had answered; its own reply is dropped.
     stdout = StdoutWriter()
     pump = StdinPump(StdinLines(stdout, stdin_fd), stdout)
     os.dup2(2, 1)  # stray writes to fd 1 would corrupt JSON-RPC: send them to stderr, as the SDK does

@@ -47,7 +47,7 @@ class ToolCall:
         info = getattr(getattr(session, "client_params", None), "client_info", None)
         name, version = getattr(info, "name", None), getattr(info, "version", None)
         who = f"mcp:{name}/{version}"[:200] if isinstance(name, str) and name else "mcp"
-        connection = client_connection(self.sdk_context)
+        connection = self.session()
         return who if connection is None else f"{who}#{id(connection):x}"
 
     def session(self) -> Any:

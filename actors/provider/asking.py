@@ -415,7 +415,7 @@ class Asker:
                            new_chat_url=new_chat_url, named_url=plan.named_url is not None,
                            opened_here=new_chat and opened_here, frames=research.TabFrames(page))
             run.flow = flow
-            if msg.temporary or msg.choice_for(self.name) or msg.files:  # else the flow types in its first call
+            if self.acts_before_typing(msg):  # else the flow types in its first call
                 flow.before_typing = functools.partial(self.before_typing, page, msg, memo, budget)
             flow.mark("connect")
             try:
@@ -496,6 +496,10 @@ class Asker:
             return None
         notice = st.notice
         return notice.text if notice is not None and notice.kind is NoticeKind.SITE_ERROR else None
+
+    def acts_before_typing(self, msg: Ask) -> bool:
+        """Whether `before_typing` has anything to do for `msg` (its steps' conditions, in its order)."""
+        return bool(msg.temporary or msg.choice_for(self.name) or msg.files)
 
     async def before_typing(self, page: TabSession, msg: Ask, memo: AskMemo, budget: AskBudget) -> None:
         """Before the question is typed: the temporary chat switched on and seen on (issue 38); the model, effort
