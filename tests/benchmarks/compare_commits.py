@@ -28,7 +28,7 @@ import trio
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.benchmarks.ask_overhead import pct, run_spaced
+from tests.benchmarks.ask_overhead import TITLES, pct, run_spaced
 from tests.e2e import CHROMIUM
 from tests.fakesites.fixture import FakeSites, start_fakesites
 
@@ -116,7 +116,6 @@ def cli_module(tree: Path) -> str:
 
 Record = dict[str, float]  # one ask: its site (index in the run's providers), spacing, wall, the site's own time, and
                             # the profile's parts (ms)
-TITLES = {"chatgpt": "ChatGPT", "gemini": "Gemini", "claude": "Claude", "grok": "Grok", "perplexity": "Perplexity"}
 
 
 async def ask_block(tree: Path, sites: FakeSites, asks: int, tmp: Path, spacings: list[float],
